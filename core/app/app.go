@@ -1,0 +1,268 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/devauth"
+	"github.com/kobana/kadu/core/mcp"
+)
+
+// Options are the parts of an App that do not come from configuration.
+type Options struct {
+	Version string       // build version, shown as serverInfo.version
+	Logger  *slog.Logger // default: JSON or text on stderr per cfg.Log
+	// Catalog serves the tools, resources and prompts. Default: the
+	// bundles configured (none until bundles are configured).
+	Catalog mcp.Catalog
+	// DevAuthAutoApprove approves every sign-in of the embedded
+	// authorization server without its consent page. Tests only: it is not
+	// reachable from configuration.
+	DevAuthAutoApprove bool
+}
+
+// App is a wired Kadu server. Build it with New, then Serve it or use its
+// handlers directly (tests). Safe for concurrent use.
+type App struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	public   *echo.Echo
+	admin    *http.ServeMux
+	draining atomic.Bool
+}
+
+// New builds every part from cfg. Nothing is listening yet.
+func New(cfg *config.Config, opts Options) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = newLogger(cfg.Log, os.Stderr)
+	}
+	a := &App{cfg: cfg, log: log, public: echo.New(), admin: http.NewServeMux()}
+	a.public.HideBanner, a.public.HidePort = true, true
+	a.public.HTTPErrorHandler = a.httpError
+
+	verifier, err := a.mountAuth(opts)
+	if err != nil {
+		return nil, err
+	}
+	authn := auth.NewAuthenticator(auth.NewCachingVerifier(verifier, auth.CacheOptions{}), cfg.MCPURL(), log)
+	for _, p := range auth.MetadataPaths(cfg.MCPURL()) {
+		a.public.Any(p, echo.WrapHandler(auth.MetadataHandler(cfg.MCPURL(), cfg.IssuerURL())))
+	}
+
+	origins, err := mcp.NewOriginPolicy(cfg.PublicOrigin(), cfg.Loopback())
+	if err != nil {
+		return nil, fmt.Errorf("public_url: %w", err)
+	}
+	catalog := opts.Catalog
+	if catalog == nil {
+		catalog = emptyCatalog{}
+	}
+	engine, err := mcp.New(mcp.Options{
+		Catalog:       catalog,
+		Authenticator: authn,
+		Origins:       origins,
+		ServerVersion: opts.Version,
+		Logger:        log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.public.Any(cfg.MCPPath, echo.WrapHandler(a.unlessDraining(engine)))
+
+	a.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	a.admin.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if a.draining.Load() {
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	return a, nil
+}
+
+// mountAuth builds the token verifier: against the configured issuer, or,
+// when none is configured, against the embedded development authorization
+// server it mounts on the public listener.
+func (a *App) mountAuth(opts Options) (*auth.Verifier, error) {
+	cfg := a.cfg
+	vo := auth.Options{
+		Issuer:           cfg.IssuerURL(),
+		Resource:         cfg.MCPURL(),
+		Audiences:        cfg.Auth.Audiences,
+		Algorithms:       cfg.Auth.Algorithms,
+		OrgClaim:         cfg.Auth.OrgClaim,
+		RoleClaim:        cfg.Auth.RoleClaim,
+		ScopeClaim:       cfg.Auth.ScopeClaim,
+		RequireATJWT:     cfg.Auth.RequireATJWT,
+		MaxTokenLifetime: cfg.Auth.MaxTokenLifetime,
+		JWKSURL:          cfg.Auth.JWKSURL,
+		Logger:           a.log,
+	}
+	if cfg.Auth.Issuer == "" {
+		dev, err := newDevAuth(cfg, a.log, opts.DevAuthAutoApprove)
+		if err != nil {
+			return nil, err
+		}
+		dev.Register(a.public)
+		// The embedded server's tokens go through the production verifier;
+		// only the key source differs (in-process, nothing to fetch), and
+		// the claim names are the ones it issues.
+		vo.KeySet, vo.Algorithms = dev.KeySet(), dev.Algorithms()
+		vo.OrgClaim, vo.RoleClaim, vo.ScopeClaim = "", "", ""
+		a.log.Info("embedded development authorization server mounted; configure auth.issuer for production",
+			slog.String("issuer", cfg.IssuerURL()))
+	}
+	v, err := auth.NewVerifier(vo)
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	return v, nil
+}
+
+func newDevAuth(cfg *config.Config, log *slog.Logger, autoApprove bool) (*devauth.Server, error) {
+	return devauth.New(devauth.Options{
+		Issuer:          cfg.PublicOrigin(),
+		Resource:        cfg.MCPURL(),
+		DataDir:         cfg.DataDir,
+		DefaultOrg:      cfg.Auth.Dev.DefaultOrg,
+		DefaultRole:     auth.Role(cfg.Auth.Dev.DefaultRole),
+		DefaultSubject:  cfg.Auth.Dev.DefaultSubject,
+		AccessTokenTTL:  cfg.Auth.Dev.AccessTokenTTL,
+		RefreshTokenTTL: cfg.Auth.Dev.RefreshTokenTTL,
+		AutoApprove:     autoApprove,
+		Logger:          log,
+	})
+}
+
+// Handler is the public listener's handler: MCP endpoint, metadata and,
+// in development, the embedded authorization server.
+func (a *App) Handler() http.Handler { return a.public }
+
+// AdminHandler is the admin listener's handler: /healthz and /readyz.
+func (a *App) AdminHandler() http.Handler { return a.admin }
+
+// unlessDraining answers 503 with Retry-After while the server shuts down
+// (SPEC §11), so a load balancer moves the client to another replica.
+func (a *App) unlessDraining(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.draining.Load() {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-31503,"message":"Service unavailable","data":{"retry_after_seconds":1,"reason":"draining"}}}`+"\n")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// httpError renders Echo's own errors (unknown route, 405 on a route) as
+// JSON without leaking internals.
+func (a *App) httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, msg := http.StatusInternalServerError, "internal error"
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+		msg = http.StatusText(code)
+	} else {
+		a.log.Error("unhandled error", slog.Any("error", err))
+	}
+	_ = c.JSON(code, map[string]string{"error": msg})
+}
+
+// Serve listens on the public and admin addresses until ctx is done, then
+// drains: readiness turns false, new MCP requests get 503, in-flight
+// requests finish within http.shutdown_timeout.
+func (a *App) Serve(ctx context.Context, stdout io.Writer) error {
+	pub, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("addr: %w", err)
+	}
+	adm, err := net.Listen("tcp", a.cfg.AdminAddr)
+	if err != nil {
+		pub.Close()
+		return fmt.Errorf("admin_addr: %w", err)
+	}
+	return a.serveOn(ctx, pub, adm, stdout)
+}
+
+func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writer) error {
+	h := a.cfg.HTTP
+	newServer := func(handler http.Handler) *http.Server {
+		return &http.Server{
+			Handler:           handler,
+			ReadHeaderTimeout: h.ReadHeaderTimeout,
+			ReadTimeout:       h.ReadTimeout,
+			WriteTimeout:      h.WriteTimeout,
+			IdleTimeout:       h.IdleTimeout,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		}
+	}
+	public, admin := newServer(a.public), newServer(a.admin)
+	errc := make(chan error, 2)
+	go func() { errc <- public.Serve(pub) }()
+	go func() { errc <- admin.Serve(adm) }()
+
+	fmt.Fprintf(stdout, "Kadu MCP endpoint: %s\n", a.cfg.MCPURL())
+	if a.cfg.Auth.Issuer == "" {
+		fmt.Fprintf(stdout, "Sign-in: embedded development authorization server at %s (loopback only)\n", a.cfg.PublicOrigin())
+	}
+	fmt.Fprintf(stdout, "Admin: http://%s/healthz, /readyz\n", adm.Addr())
+	a.log.Info("listening", slog.String("addr", pub.Addr().String()), slog.String("admin_addr", adm.Addr().String()))
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	a.draining.Store(true)
+	sctx, cancel := context.WithTimeout(context.Background(), h.ShutdownTimeout)
+	defer cancel()
+	err := errors.Join(public.Shutdown(sctx), admin.Shutdown(sctx))
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return errors.Join(serveErr, err)
+	}
+	a.log.Info("stopped")
+	return err
+}
+
+// Run builds Kadu from cfg and serves it until ctx is done.
+func Run(ctx context.Context, cfg *config.Config, version string, stdout io.Writer) error {
+	a, err := New(cfg, Options{Version: version})
+	if err != nil {
+		return err
+	}
+	return a.Serve(ctx, stdout)
+}
+
+func newLogger(l config.Log, w io.Writer) *slog.Logger {
+	o := &slog.HandlerOptions{Level: l.SlogLevel()}
+	if l.Format == "text" {
+		return slog.New(slog.NewTextHandler(w, o))
+	}
+	return slog.New(slog.NewJSONHandler(w, o))
+}

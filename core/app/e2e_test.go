@@ -1,0 +1,213 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/mcp"
+)
+
+// e2eCatalog is a test catalog: production code has no fake tools.
+type e2eCatalog struct{ calls atomic.Int32 }
+
+func (c *e2eCatalog) Tools(ctx context.Context, p *auth.Principal) ([]mcp.Tool, error) {
+	return []mcp.Tool{{
+		Name: "whoami", Title: "Who am I", Description: "Returns the caller's organisation and role.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"greeting":{"type":"string"}},"additionalProperties":false}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		Access:      mcp.Access{MinRole: auth.RoleViewer, Scope: auth.ScopeRead},
+	}}, nil
+}
+
+func (c *e2eCatalog) CallTool(ctx context.Context, p *auth.Principal, call *mcp.ToolCall) (*mcp.ToolResult, error) {
+	c.calls.Add(1)
+	var args struct{ Greeting string }
+	_ = json.Unmarshal(call.Arguments, &args)
+	client := ""
+	if call.Client.Info != nil {
+		client = call.Client.Info.Name
+	}
+	return &mcp.ToolResult{Content: []mcp.Content{mcp.Text(fmt.Sprintf("%s %s %s %s era=%s client=%s", args.Greeting, p.OrgID, p.Role, p.Subject, call.Client.Era, client))}}, nil
+}
+
+func (c *e2eCatalog) Resources(context.Context, *auth.Principal) ([]mcp.Resource, error) {
+	return nil, nil
+}
+func (c *e2eCatalog) ResourceTemplates(context.Context, *auth.Principal) ([]mcp.ResourceTemplate, error) {
+	return nil, nil
+}
+func (c *e2eCatalog) ReadResource(context.Context, *auth.Principal, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return nil, mcp.ErrResourceNotFound
+}
+func (c *e2eCatalog) Prompts(context.Context, *auth.Principal) ([]mcp.Prompt, error) { return nil, nil }
+func (c *e2eCatalog) GetPrompt(context.Context, *auth.Principal, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return nil, mcp.ErrPromptNotFound
+}
+func (c *e2eCatalog) Complete(context.Context, *auth.Principal, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	return &mcp.CompleteResult{}, nil
+}
+
+// testServer is a real Kadu server on a loopback port.
+type testServer struct {
+	cfg     *config.Config
+	app     *App
+	baseURL string
+	catalog *e2eCatalog
+}
+
+// startServer builds Kadu on embedded defaults with a temporary data dir
+// and serves it on 127.0.0.1 until the test ends.
+func startServer(t testing.TB, autoApprove bool) *testServer {
+	t.Helper()
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Defaults()
+	cfg.Addr, cfg.AdminAddr = pub.Addr().String(), adm.Addr().String()
+	cfg.PublicURL = "http://" + pub.Addr().String()
+	cfg.DataDir = t.TempDir()
+	cat := &e2eCatalog{}
+	a, err := New(&cfg, Options{
+		Version: "test", Catalog: cat, DevAuthAutoApprove: autoApprove,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.serveOn(ctx, pub, adm, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return &testServer{cfg: &cfg, app: a, baseURL: cfg.PublicURL, catalog: cat}
+}
+
+// signIn returns an OAuth handler of the official Go SDK that registers
+// dynamically, then runs the authorization code flow with PKCE against the
+// embedded authorization server, following its redirect like a browser
+// that approved at once.
+func signIn(t *testing.T) *sdkauth.AuthorizationCodeHandler {
+	t.Helper()
+	redirect := "http://127.0.0.1:49152/callback" // never listened on: the fetcher reads the redirect itself
+	noRedirect := &http.Client{
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	h, err := sdkauth.NewAuthorizationCodeHandler(&sdkauth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &sdkauth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{
+				ClientName:              "Kadu e2e",
+				RedirectURIs:            []string{redirect},
+				TokenEndpointAuthMethod: "none",
+				GrantTypes:              []string{"authorization_code", "refresh_token"},
+			},
+		},
+		RedirectURL: redirect,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *sdkauth.AuthorizationArgs) (*sdkauth.AuthorizationResult, error) {
+			resp, err := noRedirect.Get(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			resp.Body.Close()
+			loc, err := url.Parse(resp.Header.Get("Location"))
+			if err != nil || resp.StatusCode != http.StatusFound {
+				return nil, fmt.Errorf("authorize: status %d, location %q", resp.StatusCode, resp.Header.Get("Location"))
+			}
+			q := loc.Query()
+			if e := q.Get("error"); e != "" {
+				return nil, errors.New("authorize: " + e + ": " + q.Get("error_description"))
+			}
+			return &sdkauth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestOfficialGoClient connects the official MCP Go SDK client to a real
+// server in both eras, signing in through the embedded authorization
+// server with dynamic registration and PKCE, and checks the negotiated
+// version (the SDK silently falls back to initialize when discovery fails,
+// so the version is the proof).
+func TestOfficialGoClient(t *testing.T) {
+	srv := startServer(t, true)
+	tests := []struct {
+		name        string
+		ask         string
+		wantVersion string
+		wantEra     string
+	}{
+		{name: "era 2026-07-28 by server/discover", ask: "2026-07-28", wantVersion: "2026-07-28", wantEra: "era=2026-07-28 client=kadu-e2e"},
+		{name: "era 2025-06-18 by initialize", ask: "2025-06-18", wantVersion: "2025-06-18", wantEra: "era=2025 client="},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			transport := &sdk.StreamableClientTransport{
+				Endpoint:     srv.cfg.MCPURL(),
+				OAuthHandler: signIn(t),
+				MaxRetries:   -1,
+			}
+			client := sdk.NewClient(&sdk.Implementation{Name: "kadu-e2e", Version: "1.0.0"}, nil)
+			cs, err := client.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: tt.ask})
+			if err != nil {
+				t.Fatalf("Connect: %v", err)
+			}
+			defer cs.Close()
+			init := cs.InitializeResult()
+			if init.ProtocolVersion != tt.wantVersion {
+				t.Fatalf("negotiated %q, want %q", init.ProtocolVersion, tt.wantVersion)
+			}
+			if init.ServerInfo == nil || init.ServerInfo.Name != "kadu" || init.ServerInfo.Version != "test" {
+				t.Errorf("serverInfo = %+v", init.ServerInfo)
+			}
+			if !strings.HasPrefix(init.Instructions, "Tools for Kadu, the Kobana financial agent") {
+				t.Errorf("instructions = %q", init.Instructions)
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatalf("ListTools: %v", err)
+			}
+			if len(tools.Tools) != 1 || tools.Tools[0].Name != "whoami" || tools.Tools[0].Annotations == nil || !tools.Tools[0].Annotations.ReadOnlyHint {
+				t.Fatalf("tools = %+v", tools.Tools)
+			}
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{"greeting": "olá"}})
+			if err != nil {
+				t.Fatalf("CallTool: %v", err)
+			}
+			text := res.Content[0].(*sdk.TextContent).Text
+			if want := "olá org_dev owner dev-user " + tt.wantEra; text != want {
+				t.Errorf("tool said %q, want %q", text, want)
+			}
+		})
+	}
+}

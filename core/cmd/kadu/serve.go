@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func newServeCmd(d deps) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the Kadu server",
+		Long: `Run the Kadu server: the MCP endpoint, the REST API and, without auth.issuer,
+the embedded development sign-in, on --addr; health, metrics and admin on
+--admin-addr.
+
+On a fresh machine it needs no configuration: SQLite and local blobs in
+--data-dir, in-memory rate limits, the built-in runner, the embedded
+development authorization server, loopback only.
+
+SIGINT or SIGTERM starts a graceful shutdown (http.shutdown_timeout).`,
+		Example: `  kadu serve
+  kadu serve --addr 127.0.0.1:9000 --log-level debug
+  kadu serve --config config/production.example.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return d.run(ctx, cfg, d.version, cmd.OutOrStdout())
+		},
+	}
+	addConfigFlags(cmd, sharedConfigFlags, serveConfigFlags)
+	return cmd
+}

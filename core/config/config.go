@@ -1,0 +1,250 @@
+package config
+
+import (
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of one Kadu process.
+//
+// Build it with Load (or Defaults for tests) and call Validate before use;
+// Load already does. A Config is a plain value: nothing in it is shared or
+// guarded, and it must not be modified once core/app has started from it.
+type Config struct {
+	// Addr is the listen address of the MCP endpoint, the REST API and the
+	// embedded sign-in pages, as host:port. Default "127.0.0.1:8080".
+	// Without auth.issuer its host must be loopback (an IP or "localhost").
+	Addr string `koanf:"addr"`
+
+	// AdminAddr is the listen address of /healthz, /readyz, /metrics and the
+	// plugin admin endpoints, as host:port. Default "127.0.0.1:9090".
+	AdminAddr string `koanf:"admin_addr"`
+
+	// DataDir holds the SQLite database, local blobs and development signing
+	// keys. Default $XDG_STATE_HOME/kadu, else ~/.local/state/kadu. Load makes
+	// it absolute (a leading "~/" is the home directory).
+	DataDir string `koanf:"data_dir"`
+
+	// PublicURL is the origin clients use to reach Addr: scheme://host[:port],
+	// no path. Default "http://" + Addr. Load removes one trailing slash. The
+	// MCP URL, which is also the audience tokens must carry, is PublicURL +
+	// MCPPath. Plain http is allowed only for loopback hosts.
+	PublicURL string `koanf:"public_url"`
+
+	// MCPPath is the path of the MCP endpoint. Default "/mcp". It starts with
+	// "/", has no trailing slash, query or fragment.
+	MCPPath string `koanf:"mcp_path"`
+
+	Log  Log  `koanf:"log"`
+	HTTP HTTP `koanf:"http"`
+	Auth Auth `koanf:"auth"`
+}
+
+// Log configures the process log (structured, on standard error).
+type Log struct {
+	// Level is the least severe level written: debug, info, warn or error.
+	// Default "info".
+	Level string `koanf:"level"`
+
+	// Format is json or text. Default "json".
+	Format string `koanf:"format"`
+}
+
+// HTTP holds the timeouts of the public listener (Addr). All must be positive.
+type HTTP struct {
+	// ReadHeaderTimeout bounds reading request headers. Default 5s.
+	ReadHeaderTimeout time.Duration `koanf:"read_header_timeout"`
+
+	// ReadTimeout bounds reading a whole request, body included. Default 30s.
+	ReadTimeout time.Duration `koanf:"read_timeout"`
+
+	// WriteTimeout bounds handling a request and writing its response.
+	// Default 60s.
+	WriteTimeout time.Duration `koanf:"write_timeout"`
+
+	// IdleTimeout bounds how long an idle keep-alive connection is kept.
+	// Default 120s.
+	IdleTimeout time.Duration `koanf:"idle_timeout"`
+
+	// ShutdownTimeout bounds graceful shutdown: in-flight requests get this
+	// long to finish after SIGINT/SIGTERM. Default 20s.
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+}
+
+// Auth configures how access tokens are verified (SPEC §6).
+type Auth struct {
+	// Issuer is the OAuth/OIDC issuer whose tokens are accepted. Empty
+	// (default) mounts the embedded development authorization server on the
+	// public origin and requires a loopback Addr. Otherwise an https URL
+	// (http only for loopback hosts), compared exactly with the "iss" claim.
+	Issuer string `koanf:"issuer"`
+
+	// JWKSURL overrides the key set URL found in the issuer's discovery
+	// document. Default empty (use discovery). Same scheme rules as Issuer.
+	JWKSURL string `koanf:"jwks_url"`
+
+	// Audiences are accepted audiences in addition to the public MCP URL,
+	// which is always accepted. Default none.
+	Audiences []string `koanf:"audiences"`
+
+	// Algorithms are the accepted JWS signing algorithms. Default
+	// [RS256, ES256]; allowed RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384
+	// ES512 EdDSA (never "none" or HMAC).
+	Algorithms []string `koanf:"algorithms"`
+
+	// OrgClaim is the claim holding the organisation id. Default "org_id".
+	OrgClaim string `koanf:"org_claim"`
+
+	// RoleClaim is the claim holding the person's role. Default "role".
+	RoleClaim string `koanf:"role_claim"`
+
+	// ScopeClaim is the claim holding the granted scopes (a space-separated
+	// string or an array; "scp" is also read). Default "scope".
+	ScopeClaim string `koanf:"scope_claim"`
+
+	// RequireATJWT requires the JWT header "typ" to be at+jwt (RFC 9068), which
+	// is what keeps ID tokens out. Default true.
+	RequireATJWT bool `koanf:"require_at_jwt"`
+
+	// MaxTokenLifetime is the longest lifetime an accepted access token may
+	// have; longer-lived tokens are rejected. Default 24h.
+	MaxTokenLifetime time.Duration `koanf:"max_token_lifetime"`
+
+	// Dev configures the embedded development authorization server, used only
+	// when Issuer is empty.
+	Dev DevAuth `koanf:"dev"`
+}
+
+// DevAuth configures the embedded development authorization server.
+type DevAuth struct {
+	// DefaultOrg is the organisation the consent page and `kadu token` use.
+	// Default "org_dev".
+	DefaultOrg string `koanf:"default_org"`
+
+	// DefaultRole is the role they grant: viewer, member, admin or owner.
+	// Default "owner".
+	DefaultRole string `koanf:"default_role"`
+
+	// DefaultSubject is the signed-in user's subject. Default "dev-user".
+	DefaultSubject string `koanf:"default_subject"`
+
+	// AccessTokenTTL is the lifetime of issued access tokens; at most
+	// auth.max_token_lifetime. Default 1h.
+	AccessTokenTTL time.Duration `koanf:"access_token_ttl"`
+
+	// RefreshTokenTTL is the lifetime of issued refresh tokens. Default 720h
+	// (30 days).
+	RefreshTokenTTL time.Duration `koanf:"refresh_token_ttl"`
+}
+
+// Defaults returns the embedded defaults. config/kadu.yaml spells out the
+// same values (a test keeps them in sync).
+//
+// PublicURL is empty: Load derives it from the final Addr. DataDir is empty
+// only when neither $XDG_STATE_HOME nor the home directory is known, which
+// Validate reports.
+func Defaults() Config {
+	return Config{
+		Addr:      "127.0.0.1:8080",
+		AdminAddr: "127.0.0.1:9090",
+		DataDir:   defaultDataDir(),
+		MCPPath:   "/mcp",
+		Log:       Log{Level: "info", Format: "json"},
+		HTTP: HTTP{
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			ShutdownTimeout:   20 * time.Second,
+		},
+		Auth: Auth{
+			Audiences:        []string{},
+			Algorithms:       []string{"RS256", "ES256"},
+			OrgClaim:         "org_id",
+			RoleClaim:        "role",
+			ScopeClaim:       "scope",
+			RequireATJWT:     true,
+			MaxTokenLifetime: 24 * time.Hour,
+			Dev: DevAuth{
+				DefaultOrg:      "org_dev",
+				DefaultRole:     "owner",
+				DefaultSubject:  "dev-user",
+				AccessTokenTTL:  time.Hour,
+				RefreshTokenTTL: 720 * time.Hour,
+			},
+		},
+	}
+}
+
+// defaultDataDir is $XDG_STATE_HOME/kadu when that is absolute (the XDG spec
+// says to ignore relative values), else ~/.local/state/kadu, else "".
+func defaultDataDir() string {
+	if s := os.Getenv("XDG_STATE_HOME"); s != "" && filepath.IsAbs(s) {
+		return filepath.Join(s, "kadu")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "state", "kadu")
+	}
+	return ""
+}
+
+// PublicOrigin is the public origin, scheme://host[:port] with no trailing
+// slash: PublicURL, or "http://" + Addr when PublicURL is empty (a Config
+// built by hand; Load always fills PublicURL).
+func (c *Config) PublicOrigin() string {
+	if c.PublicURL == "" {
+		return "http://" + c.Addr
+	}
+	return strings.TrimSuffix(c.PublicURL, "/")
+}
+
+// MCPURL is the exact public URL of the MCP endpoint: PublicOrigin() +
+// MCPPath, e.g. "http://127.0.0.1:8080/mcp". It is the Protected Resource
+// Metadata "resource" and the audience access tokens must carry.
+func (c *Config) MCPURL() string { return c.PublicOrigin() + c.MCPPath }
+
+// IssuerURL is the issuer tokens must come from: auth.issuer, or the public
+// origin when auth.issuer is empty and the embedded development
+// authorization server is mounted there.
+func (c *Config) IssuerURL() string {
+	if c.Auth.Issuer == "" {
+		return c.PublicOrigin()
+	}
+	return c.Auth.Issuer
+}
+
+// Loopback reports whether Addr's host is a loopback IP or "localhost". An
+// empty host (all interfaces) or an unparseable Addr is not loopback.
+func (c *Config) Loopback() bool {
+	host, _, err := net.SplitHostPort(c.Addr)
+	return err == nil && isLoopbackHost(host)
+}
+
+// SlogLevel returns Level as a slog.Level (info for an unknown level, which
+// Validate rejects anyway).
+func (l Log) SlogLevel() slog.Level {
+	switch l.Level {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
+}
+
+// isLoopbackHost reports whether host (no port, no brackets) is "localhost"
+// or a loopback IP literal.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

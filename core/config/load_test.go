@@ -1,0 +1,363 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// environ returns a fixed environment for load, so tests ignore the real one.
+func environ(kv ...string) func() []string { return func() []string { return kv } }
+
+// writeYAML writes a config file in a temporary directory and returns its path.
+func writeYAML(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kadu.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// missing is a path that does not exist.
+func missing(t *testing.T) string { return filepath.Join(t.TempDir(), "absent.yaml") }
+
+// wantDefaults is what Load returns with no file, environment or flags.
+func wantDefaults() Config {
+	c := Defaults()
+	c.PublicURL = "http://127.0.0.1:8080"
+	return c
+}
+
+// serveFlags is a flag set like `kadu serve` binds.
+func serveFlags(t *testing.T) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.String("addr", "127.0.0.1:8080", "")
+	fs.String("data-dir", "", "")
+	fs.String("log-level", "info", "")
+	fs.String("unbound", "", "") // not a configuration flag
+	for name, key := range map[string]string{"addr": "addr", "data-dir": "data_dir", "log-level": "log.level"} {
+		if err := BindFlag(fs, name, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fs
+}
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	got, err := load(missing(t), false, nil, environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wantDefaults(); !reflect.DeepEqual(*got, want) {
+		t.Fatalf("load() = %+v, want %+v", *got, want)
+	}
+}
+
+// config/kadu.yaml documents the embedded defaults; it must not drift.
+func TestDefaultFileMatchesDefaults(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("..", "..", DefaultPath)
+	got, err := load(path, true, nil, environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wantDefaults(); !reflect.DeepEqual(*got, want) {
+		t.Fatalf("%s gives %+v,\nwant Defaults() %+v", path, *got, want)
+	}
+
+	// Every key is listed, set or (for derived defaults) commented.
+	body, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range configSchema.keys {
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		if !strings.Contains(string(body), "\n"+strings.Repeat(" ", 2*strings.Count(key, "."))+leaf+":") &&
+			!strings.Contains(string(body), "\n# "+leaf+":") {
+			t.Errorf("%s does not list key %s", path, key)
+		}
+	}
+}
+
+func TestProductionExampleLoads(t *testing.T) {
+	t.Parallel()
+	got, err := load(filepath.Join("..", "..", "config", "production.example.yaml"), true, nil, environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MCPURL() != "https://mcp.example.com/mcp" || got.Auth.Issuer == "" {
+		t.Fatalf("production example: MCP URL %q, issuer %q", got.MCPURL(), got.Auth.Issuer)
+	}
+}
+
+// File < environment < flags, with t.Setenv and the real Load.
+func TestLoadPrecedence(t *testing.T) {
+	path := writeYAML(t, `
+addr: 127.0.0.1:1001
+admin_addr: 127.0.0.1:2001
+mcp_path: /from-file
+log:
+  level: debug
+  format: text
+auth:
+  algorithms: [ES384]
+`)
+	t.Setenv("KADU_ADDR", "127.0.0.1:1002")
+	t.Setenv("KADU_LOG__LEVEL", "warn")
+	t.Setenv("KADU_DATA_DIR", "/from/env")
+	t.Setenv("KADU_AUTH__ALGORITHMS", "RS256, PS256")
+	fs := serveFlags(t)
+	if err := fs.Parse([]string{"--addr", "127.0.0.1:1003", "--unbound", "x"}); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := Load(path, true, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		key       string
+		got, want any
+	}{
+		{"addr (flag over env over file)", got.Addr, "127.0.0.1:1003"},
+		{"public_url (derived from the final addr)", got.PublicURL, "http://127.0.0.1:1003"},
+		{"log.level (env over file; flag left at its default)", got.Log.Level, "warn"},
+		{"data_dir (env; flag left at its default)", got.DataDir, "/from/env"},
+		{"auth.algorithms (env list)", got.Auth.Algorithms, []string{"RS256", "PS256"}},
+		{"admin_addr (file)", got.AdminAddr, "127.0.0.1:2001"},
+		{"mcp_path (file)", got.MCPPath, "/from-file"},
+		{"log.format (file)", got.Log.Format, "text"},
+		{"auth.org_claim (default)", got.Auth.OrgClaim, "org_id"},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %#v, want %#v", c.key, c.got, c.want)
+		}
+	}
+}
+
+func TestLoadEnvMapping(t *testing.T) {
+	tests := []struct {
+		env  string
+		get  func(*Config) any
+		want any
+	}{
+		{"KADU_ADDR=localhost:7000", func(c *Config) any { return c.Addr }, "localhost:7000"},
+		{"KADU_PUBLIC_URL=http://localhost:7000/", func(c *Config) any { return c.PublicURL }, "http://localhost:7000"},
+		{"KADU_MCP_PATH=/v1/mcp", func(c *Config) any { return c.MCPURL() }, "http://127.0.0.1:8080/v1/mcp"},
+		{"KADU_LOG__FORMAT=text", func(c *Config) any { return c.Log.Format }, "text"},
+		{"KADU_HTTP__READ_TIMEOUT=45s", func(c *Config) any { return c.HTTP.ReadTimeout }, 45 * time.Second},
+		{"KADU_AUTH__ISSUER=https://id.example.com", func(c *Config) any { return c.Auth.Issuer }, "https://id.example.com"},
+		{"KADU_AUTH__REQUIRE_AT_JWT=false", func(c *Config) any { return c.Auth.RequireATJWT }, false},
+		{"KADU_AUTH__ALGORITHMS=RS256,ES256,EdDSA", func(c *Config) any { return c.Auth.Algorithms }, []string{"RS256", "ES256", "EdDSA"}},
+		{"KADU_AUTH__AUDIENCES=", func(c *Config) any { return c.Auth.Audiences }, []string{}},
+		{"KADU_AUTH__AUDIENCES=a, b", func(c *Config) any { return c.Auth.Audiences }, []string{"a", "b"}},
+		{"KADU_AUTH__DEV__DEFAULT_ROLE=viewer", func(c *Config) any { return c.Auth.Dev.DefaultRole }, "viewer"},
+		{"KADU_AUTH__DEV__REFRESH_TOKEN_TTL=1h", func(c *Config) any { return c.Auth.Dev.RefreshTokenTTL }, time.Hour},
+		{"OTHER_ADDR=ignored", func(c *Config) any { return c.Addr }, "127.0.0.1:8080"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Parallel()
+			c, err := load(missing(t), false, nil, environ(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.get(c); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("%s: got %#v, want %#v", tt.env, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnvVar(t *testing.T) {
+	t.Parallel()
+	for key, want := range map[string]string{
+		"addr":                  "KADU_ADDR",
+		"public_url":            "KADU_PUBLIC_URL",
+		"auth.issuer":           "KADU_AUTH__ISSUER",
+		"auth.require_at_jwt":   "KADU_AUTH__REQUIRE_AT_JWT",
+		"auth.dev.default_role": "KADU_AUTH__DEV__DEFAULT_ROLE",
+	} {
+		if got := EnvVar(key); got != want {
+			t.Errorf("EnvVar(%q) = %q, want %q", key, got, want)
+		}
+		if got, _ := envKey(want, ""); got != key {
+			t.Errorf("envKey(%q) = %q, want %q", want, got, key)
+		}
+	}
+}
+
+// Errors from Load: each names the key (and where the value came from).
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		yaml  string // "" = no file
+		env   []string
+		flags []string // for serveFlags
+		want  []string // substrings of the error
+	}{
+		{name: "unknown top-level key", yaml: "adress: 127.0.0.1:8080\n",
+			want: []string{"adress (", "unknown key", `did you mean "addr"`}},
+		{name: "unknown nested key", yaml: "auth:\n  isuer: https://id.example.com\n",
+			want: []string{"auth.isuer (", `did you mean "auth.issuer"`}},
+		{name: "unknown key, nothing close", yaml: "zzzzzzzz: 1\n",
+			want: []string{"zzzzzzzz (", "unknown key"}},
+		{name: "section given a scalar", yaml: "auth: yes\n",
+			want: []string{"auth (", "is a section"}},
+		{name: "leaf given a mapping", yaml: "addr:\n  host: x\n",
+			want: []string{"addr.host (", "unknown key"}},
+		{name: "bad boolean in file", yaml: "auth:\n  require_at_jwt: maybe\n",
+			want: []string{"auth.require_at_jwt (", `"maybe" is not a boolean (want true or false)`}},
+		{name: "duration without unit", yaml: "http:\n  read_timeout: 30\n",
+			want: []string{"http.read_timeout (", "30 is not a duration", `"30s"`}},
+		{name: "list item not a string", yaml: "auth:\n  algorithms: [RS256, {a: b}]\n",
+			want: []string{"auth.algorithms[1] (", "want a string, got a mapping"}},
+		{name: "string given a list", yaml: "addr: [a, b]\n",
+			want: []string{"addr (", "want a string, got a list"}},
+		{name: "bad boolean in env", env: []string{"KADU_AUTH__REQUIRE_AT_JWT=nah"},
+			want: []string{"auth.require_at_jwt (env KADU_AUTH__REQUIRE_AT_JWT)", "not a boolean"}},
+		{name: "bad duration in env", env: []string{"KADU_AUTH__MAX_TOKEN_LIFETIME=1 day"},
+			want: []string{"auth.max_token_lifetime (env KADU_AUTH__MAX_TOKEN_LIFETIME)", "not a duration"}},
+		{name: "env with single underscore for nesting", env: []string{"KADU_AUTH_ISSUER=https://id.example.com"},
+			want: []string{"auth_issuer (env KADU_AUTH_ISSUER)", "did you mean KADU_AUTH__ISSUER for auth.issuer"}},
+		{name: "unknown env key", env: []string{"KADU_ADRESS=x"},
+			want: []string{"adress (env KADU_ADRESS)", "did you mean KADU_ADDR"}},
+		{name: "invalid value from file", yaml: "addr: 127.0.0.1\n",
+			want: []string{"invalid configuration", `addr: "127.0.0.1" is not host:port`}},
+		{name: "invalid value from flag", flags: []string{"--addr", "0.0.0.0:8080"},
+			want: []string{"addr:", "configure auth.issuer"}},
+		{name: "invalid role from env", env: []string{"KADU_AUTH__DEV__DEFAULT_ROLE=boss"},
+			want: []string{`auth.dev.default_role: "boss" is not allowed (want one of viewer, member, admin, owner)`}},
+		{name: "bad URL from env", env: []string{"KADU_AUTH__ISSUER=ldap://id"},
+			want: []string{"auth.issuer:", "scheme"}},
+		{name: "all problems at once", yaml: "adress: x\nlog:\n  levl: debug\n",
+			want: []string{"adress (", "log.levl ("}},
+		{name: "malformed YAML", yaml: "addr: [\n", want: []string{"config file", "yaml"}},
+		{name: "duplicate YAML key", yaml: "addr: a\naddr: b\n", want: []string{"config file", "already defined"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := missing(t)
+			if tt.yaml != "" {
+				path = writeYAML(t, tt.yaml)
+			}
+			fs := serveFlags(t)
+			if err := fs.Parse(tt.flags); err != nil {
+				t.Fatal(err)
+			}
+			c, err := load(path, tt.yaml != "", fs, environ(tt.env...))
+			if err == nil {
+				t.Fatalf("load() = %+v, want an error containing %q", c, tt.want)
+			}
+			t.Logf("error:\n%v", err)
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("load() error = %q\nwant it to contain %q", err, w)
+				}
+			}
+			if strings.Contains(path, "kadu.yaml") && !strings.Contains(tt.name, "YAML") && !strings.Contains(tt.name, "invalid value") {
+				if !strings.Contains(err.Error(), path) {
+					t.Errorf("load() error = %q, want it to name the file %s", err, path)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
+	path := missing(t)
+	if _, err := load(path, true, nil, environ()); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("explicit missing file: error = %v, want fs.ErrNotExist naming %s", err, path)
+	}
+	if _, err := load(path, false, nil, environ()); err != nil {
+		t.Fatalf("default missing file: error = %v, want nil", err)
+	}
+}
+
+func TestLoadNormalizes(t *testing.T) {
+	t.Parallel()
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory")
+	}
+	wd, _ := os.Getwd()
+	tests := []struct {
+		yaml        string
+		wantDataDir string
+		wantPublic  string
+	}{
+		{yaml: "data_dir: state\n", wantDataDir: filepath.Join(wd, "state"), wantPublic: "http://127.0.0.1:8080"},
+		{yaml: "data_dir: ~/kadu\n", wantDataDir: filepath.Join(home, "kadu"), wantPublic: "http://127.0.0.1:8080"},
+		{yaml: "public_url: http://localhost:8080/\n", wantPublic: "http://localhost:8080"},
+		{yaml: "public_url: null\naddr: '[::1]:8080'\n", wantPublic: "http://[::1]:8080"},
+	}
+	for _, tt := range tests {
+		c, err := load(writeYAML(t, tt.yaml), true, nil, environ())
+		if err != nil {
+			t.Fatalf("%q: %v", tt.yaml, err)
+		}
+		if tt.wantDataDir != "" && c.DataDir != tt.wantDataDir {
+			t.Errorf("%q: data_dir = %q, want %q", tt.yaml, c.DataDir, tt.wantDataDir)
+		}
+		if c.PublicURL != tt.wantPublic {
+			t.Errorf("%q: public_url = %q, want %q", tt.yaml, c.PublicURL, tt.wantPublic)
+		}
+	}
+}
+
+func TestLoadNullAndEmptySections(t *testing.T) {
+	t.Parallel()
+	c, err := load(writeYAML(t, "addr: null\nauth: {}\nlog:\n"), true, nil, environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wantDefaults(); !reflect.DeepEqual(*c, want) {
+		t.Fatalf("load() = %+v, want defaults", *c)
+	}
+}
+
+func TestBindFlag(t *testing.T) {
+	t.Parallel()
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.String("addr", "", "")
+	if err := BindFlag(fs, "addr", "adress"); err == nil || !strings.Contains(err.Error(), "adress") {
+		t.Errorf("BindFlag to an unknown key: error = %v", err)
+	}
+	if err := BindFlag(fs, "nope", "addr"); err == nil || !strings.Contains(err.Error(), "--nope") {
+		t.Errorf("BindFlag of an undefined flag: error = %v", err)
+	}
+	if err := BindFlag(fs, "addr", "addr"); err != nil {
+		t.Errorf("BindFlag: %v", err)
+	}
+}
+
+func TestSchemaKeys(t *testing.T) {
+	t.Parallel()
+	want := []string{
+		"addr", "admin_addr",
+		"auth.algorithms", "auth.audiences",
+		"auth.dev.access_token_ttl", "auth.dev.default_org", "auth.dev.default_role", "auth.dev.default_subject", "auth.dev.refresh_token_ttl",
+		"auth.issuer", "auth.jwks_url", "auth.max_token_lifetime", "auth.org_claim", "auth.require_at_jwt", "auth.role_claim", "auth.scope_claim",
+		"data_dir",
+		"http.idle_timeout", "http.read_header_timeout", "http.read_timeout", "http.shutdown_timeout", "http.write_timeout",
+		"log.format", "log.level",
+		"mcp_path", "public_url",
+	}
+	if !slices.Equal(configSchema.keys, want) {
+		t.Fatalf("keys = %q\nwant %q", configSchema.keys, want)
+	}
+}

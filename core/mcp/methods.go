@@ -1,0 +1,132 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+)
+
+// handler answers one method: a result, or an error.
+type handler func(e *Engine, x *exchange) (decorable, *Error)
+
+// methods is the method table of each era (SPEC §4). A method of the other
+// era is "any other method".
+var methods = map[Era]map[string]handler{
+	Era2026: {
+		"server/discover":          (*Engine).discover,
+		"tools/list":               (*Engine).listTools,
+		"tools/call":               (*Engine).callTool,
+		"resources/list":           (*Engine).listResources,
+		"resources/templates/list": (*Engine).listResourceTemplates,
+		"resources/read":           (*Engine).readResource,
+		"prompts/list":             (*Engine).listPrompts,
+		"prompts/get":              (*Engine).getPrompt,
+		"completion/complete":      (*Engine).complete,
+	},
+	Era2025: {
+		"initialize":               (*Engine).initialize,
+		"ping":                     (*Engine).ping,
+		"tools/list":               (*Engine).listTools,
+		"tools/call":               (*Engine).callTool,
+		"resources/list":           (*Engine).listResources,
+		"resources/templates/list": (*Engine).listResourceTemplates,
+		"resources/read":           (*Engine).readResource,
+		"prompts/list":             (*Engine).listPrompts,
+		"prompts/get":              (*Engine).getPrompt,
+		"completion/complete":      (*Engine).complete,
+	},
+}
+
+// cacheable methods carry ttlMs: 0 and cacheScope: "private" in era 2026:
+// what they return is filtered by the caller's permissions.
+var cacheable = map[string]bool{
+	"server/discover": true, "tools/list": true, "resources/list": true,
+	"resources/templates/list": true, "resources/read": true, "prompts/list": true,
+}
+
+// dispatch is rung 8 (method table) and hands over to the method, which
+// applies rungs 9–14 in its own order.
+func (e *Engine) dispatch(x *exchange) {
+	h, ok := methods[x.client.Era][x.msg.method]
+	if !ok {
+		err := &Error{Code: CodeMethodNotFound, Message: "Method not found: " + x.msg.method}
+		if x.client.Era == Era2026 {
+			err.Status = http.StatusNotFound
+		}
+		e.writeError(x, err)
+		return
+	}
+	result, err := h(e, x)
+	if err == errAnswered {
+		return
+	}
+	if err != nil {
+		e.writeError(x, err)
+		return
+	}
+	e.writeResult(x, e.decorate(x, result))
+}
+
+// errAnswered is returned by handlers that wrote the response themselves
+// (a challenge, a 429).
+var errAnswered = &Error{}
+
+// rungOrgLimit is rung 10. server/discover never reaches it.
+func (e *Engine) rungOrgLimit(x *exchange) bool {
+	if e.limiter == nil {
+		return true
+	}
+	ok, retry := e.limiter.AllowOrg(x.r.Context(), x.principal.OrgID)
+	if !ok {
+		e.writeRateLimited(x, retry)
+	}
+	return ok
+}
+
+// internal logs a catalog fault and returns the opaque -32603.
+func (e *Engine) internal(x *exchange, err error) *Error {
+	var rpc *Error
+	if errors.As(err, &rpc) {
+		return rpc
+	}
+	e.log.ErrorContext(x.r.Context(), "catalog fault",
+		slog.String("request_id", x.requestID), slog.String("method", x.msg.method), slog.Any("error", err))
+	return &Error{Code: CodeInternalError, Message: "Internal error"}
+}
+
+// decodeParams decodes params into v; absent params leave v as it is.
+func decodeParams(x *exchange, v any) *Error {
+	if x.msg.params == nil {
+		return nil
+	}
+	if x.msg.params[0] != '{' {
+		return InvalidParams("Invalid params: params must be an object")
+	}
+	if err := json.Unmarshal(x.msg.params, v); err != nil {
+		return InvalidParams("Invalid params: %s", describeJSONError(err))
+	}
+	return nil
+}
+
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return te.Field + " must be " + jsonKind(te.Type.Kind().String())
+	}
+	return "malformed params"
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	case "slice":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	}
+	return "a number"
+}

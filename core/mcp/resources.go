@@ -1,0 +1,224 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+type listResourcesResult struct {
+	Resources  []Resource `json:"resources"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+	decorations
+}
+
+func (e *Engine) listResources(x *exchange) (decorable, *Error) {
+	all, err := e.catalog.Resources(x.r.Context(), x.principal)
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	visible := filterAccess(x, all, func(r Resource) Access { return r.Access })
+	items, next, perr := page(x, e.pageSize, visible)
+	if perr != nil {
+		return nil, perr
+	}
+	if !e.rungOrgLimit(x) {
+		return nil, errAnswered
+	}
+	return &listResourcesResult{Resources: items, NextCursor: next}, nil
+}
+
+type listResourceTemplatesResult struct {
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+	NextCursor        string             `json:"nextCursor,omitempty"`
+	decorations
+}
+
+func (e *Engine) listResourceTemplates(x *exchange) (decorable, *Error) {
+	all, err := e.catalog.ResourceTemplates(x.r.Context(), x.principal)
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	visible := filterAccess(x, all, func(r ResourceTemplate) Access { return r.Access })
+	items, next, perr := page(x, e.pageSize, visible)
+	if perr != nil {
+		return nil, perr
+	}
+	if !e.rungOrgLimit(x) {
+		return nil, errAnswered
+	}
+	return &listResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}, nil
+}
+
+type readResourceResult struct {
+	*ReadResourceResult
+	decorations
+}
+
+// readResource answers resources/read. Not found — including another
+// organisation's document — is -32602 in era 2026 and -32002 in era 2025,
+// both with data.uri.
+func (e *Engine) readResource(x *exchange) (decorable, *Error) {
+	var p struct {
+		URI *string `json:"uri"`
+	}
+	if err := decodeParams(x, &p); err != nil {
+		return nil, err
+	}
+	if p.URI == nil {
+		return nil, InvalidParams("Invalid params: uri is required and must be a string")
+	}
+	if !e.rungOrgLimit(x) {
+		return nil, errAnswered
+	}
+	res, err := e.catalog.ReadResource(x.r.Context(), x.principal, &ReadResourceRequest{URI: *p.URI, Client: x.client, RequestID: x.requestID})
+	if errors.Is(err, ErrResourceNotFound) {
+		code := int64(CodeInvalidParams)
+		if x.client.Era == Era2025 {
+			code = CodeResourceNotFound
+		}
+		return nil, &Error{Code: code, Message: "Resource not found", Data: map[string]string{"uri": *p.URI}}
+	}
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	if res.Contents == nil {
+		res.Contents = []ResourceContents{}
+	}
+	return &readResourceResult{ReadResourceResult: res}, nil
+}
+
+// filterAccess keeps the entries the caller's role and scopes allow.
+func filterAccess[T any](x *exchange, all []T, access func(T) Access) []T {
+	out := make([]T, 0, len(all))
+	for _, v := range all {
+		if a := access(v); x.principal.Allows(a.MinRole, a.Scope) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+type listPromptsResult struct {
+	Prompts    []Prompt `json:"prompts"`
+	NextCursor string   `json:"nextCursor,omitempty"`
+	decorations
+}
+
+func (e *Engine) listPrompts(x *exchange) (decorable, *Error) {
+	all, err := e.catalog.Prompts(x.r.Context(), x.principal)
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	visible := filterAccess(x, all, func(p Prompt) Access { return p.Access })
+	items, next, perr := page(x, e.pageSize, visible)
+	if perr != nil {
+		return nil, perr
+	}
+	if !e.rungOrgLimit(x) {
+		return nil, errAnswered
+	}
+	return &listPromptsResult{Prompts: items, NextCursor: next}, nil
+}
+
+type getPromptResult struct {
+	*GetPromptResult
+	decorations
+}
+
+// getPrompt answers prompts/get. A prompt the caller may not use is unknown.
+func (e *Engine) getPrompt(x *exchange) (decorable, *Error) {
+	var p struct {
+		Name      *string         `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := decodeParams(x, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == nil {
+		return nil, InvalidParams("Invalid params: name is required and must be a string")
+	}
+	all, err := e.catalog.Prompts(x.r.Context(), x.principal)
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	var prompt *Prompt
+	for i := range all {
+		if all[i].Name == *p.Name && x.principal.Allows(all[i].Access.MinRole, all[i].Access.Scope) {
+			prompt = &all[i]
+			break
+		}
+	}
+	if prompt == nil {
+		return nil, InvalidParams("Unknown prompt: %s", *p.Name)
+	}
+	var args map[string]string
+	if p.Arguments != nil && string(p.Arguments) != "null" {
+		if json.Unmarshal(p.Arguments, &args) != nil {
+			return nil, InvalidParams("Invalid params: arguments must be an object of strings")
+		}
+	}
+	for _, a := range prompt.Arguments {
+		if _, ok := args[a.Name]; a.Required && !ok {
+			return nil, InvalidParams("Invalid params: argument %q of prompt %s is required", a.Name, prompt.Name)
+		}
+	}
+	if !e.rungOrgLimit(x) {
+		return nil, errAnswered
+	}
+	res, cerr := e.catalog.GetPrompt(x.r.Context(), x.principal, &GetPromptRequest{Prompt: prompt, Arguments: args, Client: x.client, RequestID: x.requestID})
+	if cerr != nil {
+		return nil, e.internal(x, cerr)
+	}
+	if res.Messages == nil {
+		res.Messages = []PromptMessage{}
+	}
+	return &getPromptResult{GetPromptResult: res}, nil
+}
+
+type completeResult struct {
+	*CompleteResult
+	decorations
+}
+
+// complete answers completion/complete with at most 100 values.
+func (e *Engine) complete(x *exchange) (decorable, *Error) {
+	req := &CompleteRequest{}
+	if err := decodeParams(x, req); err != nil {
+		return nil, err
+	}
+	switch req.Ref.Type {
+	case "ref/prompt":
+		if req.Ref.Name == "" {
+			return nil, InvalidParams("Invalid params: ref.name is required for ref/prompt")
+		}
+	case "ref/resource":
+		if req.Ref.URI == "" {
+			return nil, InvalidParams("Invalid params: ref.uri is required for ref/resource")
+		}
+	default:
+		return nil, InvalidParams(`Invalid params: ref.type must be "ref/prompt" or "ref/resource"`)
+	}
+	if req.Argument.Name == "" {
+		return nil, InvalidParams("Invalid params: argument.name is required")
+	}
+	if !e.rungOrgLimit(x) {
+		return nil, errAnswered
+	}
+	req.Client, req.RequestID = x.client, x.requestID
+	res, err := e.catalog.Complete(x.r.Context(), x.principal, req)
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	c := &res.Completion
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	if len(c.Values) > 100 {
+		total := len(c.Values)
+		if c.Total == nil || *c.Total < total {
+			c.Total = &total
+		}
+		c.Values, c.HasMore = c.Values[:100], true
+	}
+	return &completeResult{CompleteResult: res}, nil
+}

@@ -1,0 +1,174 @@
+package mcp
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+type listToolsResult struct {
+	Tools      []Tool `json:"tools"`
+	NextCursor string `json:"nextCursor,omitempty"`
+	decorations
+}
+
+// listTools answers tools/list with the tools the caller can run: role and
+// scopes both allow them (SPEC §5).
+func (e *Engine) listTools(x *exchange) (decorable, *Error) {
+	all, err := e.catalog.Tools(x.r.Context(), x.principal)
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	visible := make([]Tool, 0, len(all))
+	for _, t := range all {
+		if x.principal.Allows(t.Access.MinRole, t.Access.Scope) {
+			visible = append(visible, t)
+		}
+	}
+	items, next, perr := page(x, e.pageSize, visible)
+	if perr != nil {
+		return nil, perr
+	}
+	if !e.rungOrgLimit(x) {
+		return nil, errAnswered
+	}
+	return &listToolsResult{Tools: items, NextCursor: next}, nil
+}
+
+// resolveTool finds name among the tools the caller's role allows. A tool
+// the role forbids is unknown: its existence never leaks.
+func (e *Engine) resolveTool(x *exchange, name string) (*Tool, *Error) {
+	all, err := e.catalog.Tools(x.r.Context(), x.principal)
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	i := slices.IndexFunc(all, func(t Tool) bool { return t.Name == name })
+	if i < 0 || !x.principal.Role.AtLeast(all[i].Access.MinRole) {
+		return nil, InvalidParams("Unknown tool: %s", name)
+	}
+	return &all[i], nil
+}
+
+type callToolResult struct {
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+	decorations
+}
+
+// inputRequiredResult asks the client for input before the call can finish
+// (era 2026 multi round-trip requests).
+type inputRequiredResult struct {
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  string                     `json:"requestState,omitempty"`
+	decorations
+}
+
+// callTool answers tools/call, applying rungs 9–14 of SPEC §2a in order.
+func (e *Engine) callTool(x *exchange) (decorable, *Error) {
+	// Rung 9: params.
+	var p struct {
+		Name           *string                    `json:"name"`
+		Arguments      json.RawMessage            `json:"arguments"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
+	}
+	if err := decodeParams(x, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == nil {
+		return nil, InvalidParams("Invalid params: name is required and must be a string")
+	}
+	x.tool = *p.Name
+	tool, rerr := e.resolveTool(x, *p.Name)
+	if rerr != nil {
+		return nil, rerr
+	}
+	args := p.Arguments
+	if args == nil || string(args) == "null" {
+		args = json.RawMessage("{}")
+	} else if args[0] != '{' {
+		return nil, InvalidParams("Invalid params: arguments must be an object")
+	}
+	// Rung 10: the organisation's rate limit.
+	if !e.rungOrgLimit(x) {
+		return nil, errAnswered
+	}
+	// Rung 11: scope, with a step-up challenge the client can act on.
+	if s := tool.Access.Scope; s != "" && !x.principal.HasScope(s) {
+		e.writeChallenge(x, e.authn.InsufficientScope(x.principal, s))
+		return nil, errAnswered
+	}
+	// Rung 12: client capabilities the tool's input requests need.
+	if missing := missingCapabilities(&x.client, tool.RequiresCapabilities); len(missing) > 0 {
+		return nil, MissingCapability(missing...)
+	}
+	// Rung 13: Mcp-Param-* mirrors of x-mcp-header parameters (era 2026).
+	if x.client.Era == Era2026 {
+		if err := checkParamHeaders(x.r.Header, tool.HeaderParams, args); err != nil {
+			return nil, err
+		}
+	}
+	// Rung 14: dispatch.
+	call := &ToolCall{Tool: tool, Arguments: args, Client: x.client, InputResponses: p.InputResponses, RequestID: x.requestID}
+	if p.RequestState != nil {
+		call.RequestState = *p.RequestState
+	}
+	res, err := e.catalog.CallTool(x.r.Context(), x.principal, call)
+	if err != nil {
+		return nil, e.internal(x, err)
+	}
+	return e.toolResult(x, res)
+}
+
+func (e *Engine) toolResult(x *exchange, res *ToolResult) (decorable, *Error) {
+	if len(res.InputRequests) > 0 {
+		if missing := missingCapabilities(&x.client, requiredForInput(res.InputRequests)); len(missing) > 0 {
+			return nil, MissingCapability(missing...)
+		}
+		out := &inputRequiredResult{InputRequests: res.InputRequests, RequestState: res.RequestState}
+		out.ResultType, out.Meta = "input_required", res.Meta
+		return out, nil
+	}
+	out := &callToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
+	out.Meta = res.Meta
+	if out.Content == nil {
+		out.Content = []Content{}
+	}
+	return out, nil
+}
+
+// capabilityFor maps an input request's method to the client capability
+// that allows it.
+var capabilityFor = map[string]string{
+	"elicitation/create":     "elicitation",
+	"sampling/createMessage": "sampling",
+	"roots/list":             "roots",
+}
+
+func requiredForInput(reqs map[string]json.RawMessage) []string {
+	var out []string
+	for _, raw := range reqs {
+		var r struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(raw, &r) == nil {
+			if c, ok := capabilityFor[r.Method]; ok && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// missingCapabilities returns the capabilities in need the client did not
+// declare. Era-2025 clients declare none per request, so they miss all.
+func missingCapabilities(c *ClientContext, need []string) []string {
+	var out []string
+	for _, n := range need {
+		if c.Era != Era2026 || !c.HasCapability(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
