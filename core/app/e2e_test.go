@@ -33,6 +33,11 @@ func (c *e2eCatalog) Tools(ctx context.Context, p *auth.Principal) ([]mcp.Tool, 
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"greeting":{"type":"string"}},"additionalProperties":false}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 		Access:      mcp.Access{MinRole: auth.RoleViewer, Scope: auth.ScopeRead},
+	}, {
+		Name: "launch", Title: "Launch", Description: "Needs the run scope.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{},
+		Access:      mcp.Access{MinRole: auth.RoleMember, Scope: auth.ScopeRun},
 	}}, nil
 }
 
@@ -197,6 +202,8 @@ func TestOfficialGoClient(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ListTools: %v", err)
 			}
+			// The 401 challenge asks for kadu.read, so that is what the client
+			// got: the run-scoped tool is not listed until it steps up.
 			if len(tools.Tools) != 1 || tools.Tools[0].Name != "whoami" || tools.Tools[0].Annotations == nil || !tools.Tools[0].Annotations.ReadOnlyHint {
 				t.Fatalf("tools = %+v", tools.Tools)
 			}
@@ -207,6 +214,20 @@ func TestOfficialGoClient(t *testing.T) {
 			text := res.Content[0].(*sdk.TextContent).Text
 			if want := "olá org_dev owner dev-user " + tt.wantEra; text != want {
 				t.Errorf("tool said %q, want %q", text, want)
+			}
+			// A tool needing kadu.run answers 403 insufficient_scope; the SDK
+			// steps up (signs in again asking granted ∪ required) and retries.
+			before := srv.catalog.calls.Load()
+			res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "launch", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatalf("CallTool(launch) after step-up: %v", err)
+			}
+			if res.IsError || srv.catalog.calls.Load() != before+1 {
+				t.Fatalf("launch did not run once: %+v", res)
+			}
+			tools, err = cs.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) != 2 {
+				t.Fatalf("after step-up ListTools = %v, %v; want both tools", tools, err)
 			}
 		})
 	}

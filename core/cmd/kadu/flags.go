@@ -16,8 +16,11 @@ type configFlag struct {
 
 // sharedConfigFlags are taken by both serve and token: token needs the same
 // data directory (signing keys), public URL and MCP path (issuer and
-// audience) as the server that will accept its tokens.
+// audience) as the server that will accept its tokens, and takes the
+// listener flags too so the same flags can be pasted to both commands.
 var sharedConfigFlags = []configFlag{
+	{"admin-addr", "admin_addr", "listen address of /healthz, /readyz, /metrics and admin endpoints, host:port",
+		func(c config.Config) string { return c.AdminAddr }},
 	{"data-dir", "data_dir", "directory for the database, blobs and development signing keys",
 		func(c config.Config) string { return c.DataDir }},
 	{"addr", "addr", "listen address of the MCP endpoint and API, host:port",
@@ -30,8 +33,6 @@ var sharedConfigFlags = []configFlag{
 
 // serveConfigFlags are taken by serve only.
 var serveConfigFlags = []configFlag{
-	{"admin-addr", "admin_addr", "listen address of /healthz, /readyz, /metrics and admin endpoints, host:port",
-		func(c config.Config) string { return c.AdminAddr }},
 	{"log-level", "log.level", "log level: debug, info, warn or error",
 		func(c config.Config) string { return c.Log.Level }},
 }
