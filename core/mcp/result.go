@@ -32,7 +32,7 @@ func (e *Engine) decorate(x *exchange, result decorable) decorable {
 	maps.Copy(meta, d.Meta)
 	meta[MetaServerInfo] = e.server
 	d.Meta = meta
-	if cacheable[x.msg.method] {
+	if cacheable[x.msg.method] && d.ResultType == "complete" {
 		d.TTLMs, d.CacheScope = &zeroTTL, "private"
 	}
 	return result

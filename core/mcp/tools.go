@@ -67,10 +67,9 @@ type inputRequiredResult struct {
 func (e *Engine) callTool(x *exchange) (decorable, *Error) {
 	// Rung 9: params.
 	var p struct {
-		Name           *string                    `json:"name"`
-		Arguments      json.RawMessage            `json:"arguments"`
-		InputResponses map[string]json.RawMessage `json:"inputResponses"`
-		RequestState   *string                    `json:"requestState"`
+		Name      *string         `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		mrtrParams
 	}
 	if err := decodeParams(x, &p); err != nil {
 		return nil, err
@@ -109,10 +108,7 @@ func (e *Engine) callTool(x *exchange) (decorable, *Error) {
 		}
 	}
 	// Rung 14: dispatch.
-	call := &ToolCall{Tool: tool, Arguments: args, Client: x.client, InputResponses: p.InputResponses, RequestID: x.requestID}
-	if p.RequestState != nil {
-		call.RequestState = *p.RequestState
-	}
+	call := &ToolCall{Tool: tool, Arguments: args, Client: x.client, InputResponses: p.InputResponses, RequestState: p.state(), RequestID: x.requestID}
 	res, err := e.catalog.CallTool(x.r.Context(), x.principal, call)
 	if err != nil {
 		return nil, e.internal(x, err)
@@ -122,12 +118,7 @@ func (e *Engine) callTool(x *exchange) (decorable, *Error) {
 
 func (e *Engine) toolResult(x *exchange, res *ToolResult) (decorable, *Error) {
 	if len(res.InputRequests) > 0 {
-		if missing := missingCapabilities(&x.client, requiredForInput(res.InputRequests)); len(missing) > 0 {
-			return nil, MissingCapability(missing...)
-		}
-		out := &inputRequiredResult{InputRequests: res.InputRequests, RequestState: res.RequestState}
-		out.ResultType, out.Meta = "input_required", res.Meta
-		return out, nil
+		return e.inputRequired(x, res.InputRequests, res.RequestState, res.Meta)
 	}
 	out := &callToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
 	out.Meta = res.Meta
@@ -135,6 +126,36 @@ func (e *Engine) toolResult(x *exchange, res *ToolResult) (decorable, *Error) {
 		out.Content = []Content{}
 	}
 	return out, nil
+}
+
+// inputRequired turns a catalog's input requests into an input_required
+// result (era 2026), after checking the client declared every capability
+// they need: a server never sends a request the client cannot answer.
+// Era-2025 clients cannot answer input requests at all: -32021.
+func (e *Engine) inputRequired(x *exchange, reqs map[string]json.RawMessage, state string, meta map[string]any) (decorable, *Error) {
+	need := requiredForInput(reqs)
+	if missing := missingCapabilities(&x.client, need); len(missing) > 0 || x.client.Era != Era2026 {
+		if len(missing) == 0 {
+			missing = need
+		}
+		return nil, MissingCapability(missing...)
+	}
+	out := &inputRequiredResult{InputRequests: reqs, RequestState: state}
+	out.ResultType, out.Meta = "input_required", meta
+	return out, nil
+}
+
+// mrtrParams are the retry members of a multi-round-trip request.
+type mrtrParams struct {
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   *string                    `json:"requestState"`
+}
+
+func (p *mrtrParams) state() string {
+	if p.RequestState == nil {
+		return ""
+	}
+	return *p.RequestState
 }
 
 // capabilityFor maps an input request's method to the client capability
