@@ -212,3 +212,31 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *recorder) WriteHeader(s int)           { r.status = s }
+
+// TestBodyLimitOverHTTP sends bodies over 1 MiB through a real connection,
+// one with a declared Content-Length and one chunked, and expects the exact
+// 413 body of SPEC §1 for both, before authentication.
+func TestBodyLimitOverHTTP(t *testing.T) {
+	srv := startServer(t, false)
+	const want = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Request body too large (limit 1048576 bytes)"}}` + "\n"
+	big := strings.Repeat("x", 1<<20+1)
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = strings.NewReader(big)
+		if chunked {
+			// A reader of unknown length: net/http sends it chunked, with
+			// no Content-Length for the server to check up front.
+			body = io.MultiReader(strings.NewReader(big))
+		}
+		req, _ := http.NewRequest(http.MethodPost, srv.cfg.MCPURL(), body)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("chunked=%v: %v", chunked, err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || string(got) != want {
+			t.Errorf("chunked=%v: %d %s", chunked, resp.StatusCode, got)
+		}
+	}
+}
