@@ -12,17 +12,9 @@ type listResourcesResult struct {
 }
 
 func (e *Engine) listResources(x *exchange) (decorable, *Error) {
-	all, err := e.catalog.Resources(x.r.Context(), x.principal)
+	items, next, err := listing(e, x, e.catalog.Resources, func(r Resource) Access { return r.Access })
 	if err != nil {
-		return nil, e.internal(x, err)
-	}
-	visible := filterAccess(x, all, func(r Resource) Access { return r.Access })
-	items, next, perr := page(x, e.pageSize, visible)
-	if perr != nil {
-		return nil, perr
-	}
-	if !e.rungOrgLimit(x) {
-		return nil, errAnswered
+		return nil, err
 	}
 	return &listResourcesResult{Resources: items, NextCursor: next}, nil
 }
@@ -34,17 +26,9 @@ type listResourceTemplatesResult struct {
 }
 
 func (e *Engine) listResourceTemplates(x *exchange) (decorable, *Error) {
-	all, err := e.catalog.ResourceTemplates(x.r.Context(), x.principal)
+	items, next, err := listing(e, x, e.catalog.ResourceTemplates, func(r ResourceTemplate) Access { return r.Access })
 	if err != nil {
-		return nil, e.internal(x, err)
-	}
-	visible := filterAccess(x, all, func(r ResourceTemplate) Access { return r.Access })
-	items, next, perr := page(x, e.pageSize, visible)
-	if perr != nil {
-		return nil, perr
-	}
-	if !e.rungOrgLimit(x) {
-		return nil, errAnswered
+		return nil, err
 	}
 	return &listResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}, nil
 }
@@ -95,17 +79,6 @@ func (e *Engine) readResource(x *exchange) (decorable, *Error) {
 	return out, nil
 }
 
-// filterAccess keeps the entries the caller's role and scopes allow.
-func filterAccess[T any](x *exchange, all []T, access func(T) Access) []T {
-	out := make([]T, 0, len(all))
-	for _, v := range all {
-		if a := access(v); x.principal.Allows(a.MinRole, a.Scope) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 type listPromptsResult struct {
 	Prompts    []Prompt `json:"prompts"`
 	NextCursor string   `json:"nextCursor,omitempty"`
@@ -113,17 +86,9 @@ type listPromptsResult struct {
 }
 
 func (e *Engine) listPrompts(x *exchange) (decorable, *Error) {
-	all, err := e.catalog.Prompts(x.r.Context(), x.principal)
+	items, next, err := listing(e, x, e.catalog.Prompts, func(p Prompt) Access { return p.Access })
 	if err != nil {
-		return nil, e.internal(x, err)
-	}
-	visible := filterAccess(x, all, func(p Prompt) Access { return p.Access })
-	items, next, perr := page(x, e.pageSize, visible)
-	if perr != nil {
-		return nil, perr
-	}
-	if !e.rungOrgLimit(x) {
-		return nil, errAnswered
+		return nil, err
 	}
 	return &listPromptsResult{Prompts: items, NextCursor: next}, nil
 }

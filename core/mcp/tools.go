@@ -14,22 +14,9 @@ type listToolsResult struct {
 // listTools answers tools/list with the tools the caller can run: role and
 // scopes both allow them (SPEC §5).
 func (e *Engine) listTools(x *exchange) (decorable, *Error) {
-	all, err := e.catalog.Tools(x.r.Context(), x.principal)
+	items, next, err := listing(e, x, e.catalog.Tools, func(t Tool) Access { return t.Access })
 	if err != nil {
-		return nil, e.internal(x, err)
-	}
-	visible := make([]Tool, 0, len(all))
-	for _, t := range all {
-		if x.principal.Allows(t.Access.MinRole, t.Access.Scope) {
-			visible = append(visible, t)
-		}
-	}
-	items, next, perr := page(x, e.pageSize, visible)
-	if perr != nil {
-		return nil, perr
-	}
-	if !e.rungOrgLimit(x) {
-		return nil, errAnswered
+		return nil, err
 	}
 	return &listToolsResult{Tools: items, NextCursor: next}, nil
 }

@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"context"
 	"encoding/base64"
 	"strconv"
 	"strings"
+
+	"github.com/kobana/kadu/core/auth"
 )
 
 // Cursors of catalog listings are opaque to clients. They hold the method
@@ -52,4 +55,28 @@ func page[T any](x *exchange, size int, items []T) ([]T, string, *Error) {
 		next = encodeCursor(x.msg.method, end)
 	}
 	return items[off:end], next, nil
+}
+
+// listing answers the list methods: the catalog's entries the caller's role
+// and scopes allow (rung 9 checks the cursor), one page of them, then the
+// organisation's rate limit (rung 10).
+func listing[T any](e *Engine, x *exchange, fetch func(context.Context, *auth.Principal) ([]T, error), access func(T) Access) ([]T, string, *Error) {
+	all, err := fetch(x.r.Context(), x.principal)
+	if err != nil {
+		return nil, "", e.internal(x, err)
+	}
+	visible := make([]T, 0, len(all))
+	for _, v := range all {
+		if a := access(v); x.principal.Allows(a.MinRole, a.Scope) {
+			visible = append(visible, v)
+		}
+	}
+	items, next, perr := page(x, e.pageSize, visible)
+	if perr != nil {
+		return nil, "", perr
+	}
+	if !e.rungOrgLimit(x) {
+		return nil, "", errAnswered
+	}
+	return items, next, nil
 }
