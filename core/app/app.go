@@ -59,9 +59,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	authn := auth.NewAuthenticator(auth.NewCachingVerifier(verifier, auth.CacheOptions{}), cfg.MCPURL(), log)
+	aliases := cfg.MCPURLAliases()
+	authn := auth.NewAuthenticator(auth.NewCachingVerifier(verifier, auth.CacheOptions{}), cfg.MCPURL(), log, aliases...)
+	prm := echo.WrapHandler(auth.MetadataHandler(cfg.MCPURL(), cfg.IssuerURL(), aliases...))
 	for _, p := range auth.MetadataPaths(cfg.MCPURL()) {
-		a.public.Any(p, echo.WrapHandler(auth.MetadataHandler(cfg.MCPURL(), cfg.IssuerURL())))
+		a.public.Any(p, prm)
 	}
 
 	origins, err := mcp.NewOriginPolicy(cfg.PublicOrigin(), cfg.Loopback())
@@ -128,6 +130,8 @@ func (a *App) mountAuth(opts Options) (*auth.Verifier, error) {
 		// the claim names are the ones it issues.
 		vo.KeySet, vo.Algorithms = dev.KeySet(), dev.Algorithms()
 		vo.OrgClaim, vo.RoleClaim, vo.ScopeClaim = "", "", ""
+		// A client may type localhost or [::1] instead of 127.0.0.1.
+		vo.Audiences = append(vo.Audiences, cfg.MCPURLAliases()...)
 		a.log.Info("embedded development authorization server mounted; configure auth.issuer for production",
 			slog.String("issuer", cfg.IssuerURL()))
 	}
@@ -142,6 +146,7 @@ func newDevAuth(cfg *config.Config, log *slog.Logger, autoApprove bool) (*devaut
 	return devauth.New(devauth.Options{
 		Issuer:          cfg.PublicOrigin(),
 		Resource:        cfg.MCPURL(),
+		ResourceAliases: cfg.MCPURLAliases(),
 		DataDir:         cfg.DataDir,
 		DefaultOrg:      cfg.Auth.Dev.DefaultOrg,
 		DefaultRole:     auth.Role(cfg.Auth.Dev.DefaultRole),

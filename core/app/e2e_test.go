@@ -164,21 +164,30 @@ func signIn(t *testing.T) *sdkauth.AuthorizationCodeHandler {
 // so the version is the proof).
 func TestOfficialGoClient(t *testing.T) {
 	srv := startServer(t, true)
+	localhost := strings.Replace(srv.cfg.MCPURL(), "127.0.0.1", "localhost", 1)
 	tests := []struct {
 		name        string
+		endpoint    string // default the public MCP URL
 		ask         string
 		wantVersion string
 		wantEra     string
 	}{
 		{name: "era 2026-07-28 by server/discover", ask: "2026-07-28", wantVersion: "2026-07-28", wantEra: "era=2026-07-28 client=kadu-e2e"},
 		{name: "era 2025-06-18 by initialize", ask: "2025-06-18", wantVersion: "2025-06-18", wantEra: "era=2025 client="},
+		// People type localhost as often as 127.0.0.1; the SDK refuses
+		// metadata whose resource is not the URL it was given.
+		{name: "localhost instead of 127.0.0.1", endpoint: localhost, ask: "2026-07-28", wantVersion: "2026-07-28", wantEra: "era=2026-07-28 client=kadu-e2e"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
+			endpoint := srv.cfg.MCPURL()
+			if tt.endpoint != "" {
+				endpoint = tt.endpoint
+			}
 			transport := &sdk.StreamableClientTransport{
-				Endpoint:     srv.cfg.MCPURL(),
+				Endpoint:     endpoint,
 				OAuthHandler: signIn(t),
 				MaxRetries:   -1,
 			}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 )
@@ -28,28 +30,47 @@ type TokenVerifier interface {
 type Authenticator struct {
 	// fixed at creation
 	verifier    TokenVerifier
-	metadataURL string
+	metadataURL string            // of the canonical resource
+	byHost      map[string]string // lower-case host[:port] of an alias → its metadata URL
 	logger      *slog.Logger
 }
 
 // NewAuthenticator returns an Authenticator for the MCP endpoint whose
 // public URL is resource (absolute, as validated by NewVerifier; a trailing
-// slash is ignored). A nil logger discards.
-func NewAuthenticator(v TokenVerifier, resource string, logger *slog.Logger) *Authenticator {
+// slash is ignored). aliases are other URLs of the same endpoint (the
+// embedded development setup answers on localhost, 127.0.0.1 and [::1]): a
+// request whose Host is an alias's gets challenges naming that alias's
+// metadata, because clients check that the metadata's resource is the URL
+// they were given. A nil logger discards.
+func NewAuthenticator(v TokenVerifier, resource string, logger *slog.Logger, aliases ...string) *Authenticator {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	origin, path := metadataLocation(resource)
-	return &Authenticator{
-		verifier:    v,
-		metadataURL: origin + metadataPrefix + path,
-		logger:      logger,
+	a := &Authenticator{verifier: v, metadataURL: metadataURL(resource), byHost: map[string]string{}, logger: logger}
+	for _, alias := range aliases {
+		if u, err := url.Parse(alias); err == nil {
+			a.byHost[strings.ToLower(u.Host)] = metadataURL(alias)
+		}
 	}
+	return a
 }
 
-// MetadataURL is the Protected Resource Metadata URL named in every
-// challenge: "<origin>/.well-known/oauth-protected-resource<path of resource>".
-func (a *Authenticator) MetadataURL() string { return a.metadataURL }
+func metadataURL(resource string) string {
+	origin, path := metadataLocation(resource)
+	return origin + metadataPrefix + path
+}
+
+// MetadataURL is the Protected Resource Metadata URL named in challenges
+// to r: "<origin>/.well-known/oauth-protected-resource<path of resource>",
+// for the alias r's Host names, else for the canonical resource.
+func (a *Authenticator) MetadataURL(r *http.Request) string {
+	if r != nil {
+		if u, ok := a.byHost[strings.ToLower(r.Host)]; ok {
+			return u
+		}
+	}
+	return a.metadataURL
+}
 
 // Authenticate returns the request's Principal, or the Challenge to answer
 // with (401 no token / invalid token, 503 keys unavailable). Exactly one of
@@ -59,7 +80,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, *Challenge) {
 	if err != nil {
 		a.logger.DebugContext(r.Context(), "auth: request without a usable bearer token",
 			"path", r.URL.Path, "reason", err)
-		return nil, noTokenChallenge(a.metadataURL, err)
+		return nil, noTokenChallenge(a.MetadataURL(r), err)
 	}
 	p, err := a.verifier.Verify(r.Context(), raw)
 	switch {
@@ -75,20 +96,21 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, *Challenge) {
 		err = fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
 	a.logger.InfoContext(r.Context(), "auth: token rejected", "path", r.URL.Path, "reason", err)
-	return nil, invalidTokenChallenge(a.metadataURL, err)
+	return nil, invalidTokenChallenge(a.MetadataURL(r), err)
 }
 
 // InsufficientScope returns the 403 step-up challenge for a principal that
 // lacks required (one scope, or several space-separated). Its scope
 // parameter is the principal's granted scopes ∪ required, closed under the
 // lattice, sorted; unknown granted scopes (offline_access, …) are kept so
-// the client does not lose them by stepping up.
-func (a *Authenticator) InsufficientScope(p *Principal, required string) *Challenge {
+// the client does not lose them by stepping up. r selects the metadata URL
+// (see MetadataURL) and may be nil.
+func (a *Authenticator) InsufficientScope(r *http.Request, p *Principal, required string) *Challenge {
 	var granted []string
 	if p != nil {
 		granted = p.Scopes
 	}
-	return stepUpChallenge(a.metadataURL, granted, required)
+	return stepUpChallenge(a.MetadataURL(r), granted, required)
 }
 
 // Middleware authenticates every request of the group it guards (/api/v1).

@@ -209,7 +209,7 @@ func TestInsufficientScope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch := a.InsufficientScope(&Principal{Role: RoleMember, Scopes: tt.granted}, tt.required)
+			ch := a.InsufficientScope(nil, &Principal{Role: RoleMember, Scopes: tt.granted}, tt.required)
 			if ch.Status != http.StatusForbidden || ch.Header != tt.want {
 				t.Fatalf("InsufficientScope() = %d %q\nwant                 403 %q", ch.Status, ch.Header, tt.want)
 			}
@@ -233,7 +233,7 @@ func TestMetadataURL(t *testing.T) {
 		{"https://kadu.example/tenant/mcp", "https://kadu.example/.well-known/oauth-protected-resource/tenant/mcp"},
 	}
 	for _, tt := range tests {
-		if got := NewAuthenticator(failingVerifier{}, tt.resource, nil).MetadataURL(); got != tt.want {
+		if got := NewAuthenticator(failingVerifier{}, tt.resource, nil).MetadataURL(nil); got != tt.want {
 			t.Errorf("MetadataURL(%q) = %q, want %q", tt.resource, got, tt.want)
 		}
 	}

@@ -42,7 +42,7 @@ func Example() {
 			return
 		}
 		if !p.HasScope(auth.ScopeRun) {
-			ch := authn.InsufficientScope(p, auth.ScopeRun)
+			ch := authn.InsufficientScope(r, p, auth.ScopeRun)
 			ch.SetHeaders(w.Header())
 			w.WriteHeader(ch.Status)
 			return
@@ -58,7 +58,7 @@ func Example() {
 
 func ExampleAuthenticator_InsufficientScope() {
 	authn := auth.NewAuthenticator(nil, "https://kadu.example/mcp", nil)
-	ch := authn.InsufficientScope(&auth.Principal{Role: auth.RoleMember, Scopes: []string{auth.ScopeWrite}}, auth.ScopeAdmin)
+	ch := authn.InsufficientScope(nil, &auth.Principal{Role: auth.RoleMember, Scopes: []string{auth.ScopeWrite}}, auth.ScopeAdmin)
 	fmt.Println(ch.Status)
 	fmt.Println(ch.Header)
 	// Output:

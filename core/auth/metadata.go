@@ -23,7 +23,20 @@ const metadataPrefix = "/.well-known/oauth-protected-resource"
 // OPTIONS answers a CORS preflight with 204 (methods GET, OPTIONS; the
 // requested headers reflected). Other methods get 405 with Allow. No token is
 // needed. The body is built once; the handler is safe for concurrent use.
-func MetadataHandler(resource, issuer string) http.Handler {
+//
+// aliases are other URLs of the same endpoint (see NewAuthenticator): a
+// request whose Host is an alias's gets that alias as "resource".
+func MetadataHandler(resource, issuer string, aliases ...string) http.Handler {
+	m := &metadataHandler{body: metadataDocument(resource, issuer), byHost: map[string][]byte{}}
+	for _, alias := range aliases {
+		if u, err := url.Parse(alias); err == nil {
+			m.byHost[strings.ToLower(u.Host)] = metadataDocument(alias, issuer)
+		}
+	}
+	return m
+}
+
+func metadataDocument(resource, issuer string) []byte {
 	doc := struct {
 		Resource               string   `json:"resource"`
 		AuthorizationServers   []string `json:"authorization_servers"`
@@ -44,11 +57,13 @@ func MetadataHandler(resource, issuer string) http.Handler {
 		// Strings and string slices always encode.
 		panic("auth: encoding protected resource metadata: " + err.Error())
 	}
-	return &metadataHandler{body: bytes.TrimSuffix(buf.Bytes(), []byte("\n"))}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 type metadataHandler struct {
-	body []byte // fixed at creation
+	// fixed at creation
+	body   []byte            // the canonical resource's document
+	byHost map[string][]byte // lower-case host[:port] of an alias → its document
 }
 
 func (m *metadataHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +75,11 @@ func (m *metadataHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Cache-Control", "public, max-age=300")
 		w.WriteHeader(http.StatusOK)
 		if r.Method == http.MethodGet {
-			_, _ = w.Write(m.body)
+			body, ok := m.byHost[strings.ToLower(r.Host)]
+			if !ok {
+				body = m.body
+			}
+			_, _ = w.Write(body)
 		}
 	case http.MethodOptions:
 		h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -104,9 +105,33 @@ func TestMetadataPaths(t *testing.T) {
 // The URL in every challenge must be where MetadataPaths mounts the handler.
 func TestMetadataURLMatchesPaths(t *testing.T) {
 	for _, resource := range []string{testResource, "http://127.0.0.1:9000/x/mcp/", "https://kadu.example"} {
-		url := NewAuthenticator(failingVerifier{}, resource, nil).MetadataURL()
+		url := NewAuthenticator(failingVerifier{}, resource, nil).MetadataURL(nil)
 		if path := MetadataPaths(resource)[0]; !strings.HasSuffix(url, path) {
 			t.Errorf("MetadataURL(%q) = %q, not served at %q", resource, url, path)
+		}
+	}
+}
+
+// TestMetadataAliases checks that a request reaching the server under an
+// alias host gets that alias as resource, in the document and in the
+// challenge, and any other host the canonical one.
+func TestMetadataAliases(t *testing.T) {
+	const canonical, alias = "http://127.0.0.1:8080/mcp", "http://localhost:8080/mcp"
+	h := MetadataHandler(canonical, "http://127.0.0.1:8080", alias)
+	a := NewAuthenticator(failingVerifier{}, canonical, nil, alias)
+	for host, want := range map[string]string{"localhost:8080": alias, "LOCALHOST:8080": alias, "127.0.0.1:8080": canonical, "[::1]:8080": canonical} {
+		r := httptest.NewRequest(http.MethodGet, "http://"+host+"/.well-known/oauth-protected-resource/mcp", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var doc struct{ Resource string }
+		if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || doc.Resource != want {
+			t.Errorf("Host %s: resource %q, want %q (%v)", host, doc.Resource, want, err)
+		}
+		_, ch := a.Authenticate(r)
+		wantPRM := strings.Replace(want, "/mcp", "/.well-known/oauth-protected-resource/mcp", 1)
+		if !strings.Contains(ch.Header, `resource_metadata="`+wantPRM+`"`) {
+			t.Errorf("Host %s: challenge %q, want metadata %s", host, ch.Header, wantPRM)
 		}
 	}
 }

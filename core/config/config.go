@@ -3,6 +3,7 @@ package config
 import (
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,6 +207,33 @@ func (c *Config) PublicOrigin() string {
 // MCPPath, e.g. "http://127.0.0.1:8080/mcp". It is the Protected Resource
 // Metadata "resource" and the audience access tokens must carry.
 func (c *Config) MCPURL() string { return c.PublicOrigin() + c.MCPPath }
+
+// MCPURLAliases are the other URLs of the MCP endpoint a client on this
+// machine may type when the embedded development issuer is in use and the
+// public URL is on loopback: the same scheme, port and path on localhost,
+// 127.0.0.1 and [::1]. Clients check that the metadata's resource is the URL
+// they were given, so each alias gets its own metadata and tokens. Empty
+// otherwise: a production resource has exactly one URL.
+func (c *Config) MCPURLAliases() []string {
+	if c.Auth.Issuer != "" {
+		return nil
+	}
+	u, err := url.Parse(c.PublicOrigin())
+	if err != nil || !isLoopbackHost(u.Hostname()) {
+		return nil
+	}
+	var out []string
+	for _, h := range []string{"localhost", "127.0.0.1", "[::1]"} {
+		host := h
+		if p := u.Port(); p != "" {
+			host += ":" + p
+		}
+		if !strings.EqualFold(host, u.Host) {
+			out = append(out, u.Scheme+"://"+host+c.MCPPath)
+		}
+	}
+	return out
+}
 
 // IssuerURL is the issuer tokens must come from: auth.issuer, or the public
 // origin when auth.issuer is empty and the embedded development

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,29 @@ func TestSuggest(t *testing.T) {
 		if got := configSchema.suggest(unknown); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", unknown, got, want)
 		}
+	}
+}
+
+func TestMCPURLAliases(t *testing.T) {
+	tests := []struct {
+		name      string
+		publicURL string
+		issuer    string
+		want      []string
+	}{
+		{name: "dev on 127.0.0.1", publicURL: "http://127.0.0.1:8080", want: []string{"http://localhost:8080/mcp", "http://[::1]:8080/mcp"}},
+		{name: "dev on localhost", publicURL: "http://localhost:9000", want: []string{"http://127.0.0.1:9000/mcp", "http://[::1]:9000/mcp"}},
+		{name: "dev on [::1]", publicURL: "http://[::1]:8080", want: []string{"http://localhost:8080/mcp", "http://127.0.0.1:8080/mcp"}},
+		{name: "external issuer: one URL only", publicURL: "http://127.0.0.1:8080", issuer: "https://id.example.com", want: nil},
+		{name: "public host", publicURL: "https://mcp.example.com", want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Defaults()
+			c.PublicURL, c.Auth.Issuer = tt.publicURL, tt.issuer
+			if got := c.MCPURLAliases(); !slices.Equal(got, tt.want) {
+				t.Errorf("MCPURLAliases() = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

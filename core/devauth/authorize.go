@@ -143,20 +143,33 @@ func (s *Server) parseAuthorize(q url.Values) (ar *authzRequest, cl *client, pag
 }
 
 // resolveResource checks the RFC 8707 resource parameters of a request:
-// each must name the MCP resource, with or without a trailing slash. With
-// none, the audience is fallback. The audience is always written exactly as
-// Options.Resource.
+// each must name the MCP resource or one of its aliases, with or without a
+// trailing slash, and all must name the same one. With none, the audience
+// is fallback. The audience is written as in Options (Resource or the
+// matching ResourceAliases entry).
 func (s *Server) resolveResource(values []string, fallback string) (string, *oauthError) {
 	if len(values) == 0 {
 		return fallback, nil
 	}
-	want := strings.TrimSuffix(s.opts.Resource, "/")
+	var got string
 	for _, v := range values {
-		if strings.TrimSuffix(v, "/") != want {
+		match := ""
+		for _, r := range s.resources() {
+			if strings.TrimSuffix(v, "/") == strings.TrimSuffix(r, "/") {
+				match = r
+			}
+		}
+		if match == "" || (got != "" && match != got) {
 			return "", oerr(errInvalidTarget, "resource %q is not served here (want %s)", v, s.opts.Resource)
 		}
+		got = match
 	}
-	return s.opts.Resource, nil
+	return got, nil
+}
+
+// resources lists the MCP URLs tokens may be issued for: Resource first.
+func (s *Server) resources() []string {
+	return append([]string{s.opts.Resource}, s.opts.ResourceAliases...)
 }
 
 // single returns the only value of name in q ("" when absent), or false if

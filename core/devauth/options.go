@@ -26,6 +26,11 @@ type Options struct {
 	// Required.
 	Resource string
 
+	// ResourceAliases are other URLs of the same MCP endpoint a client may
+	// use, e.g. "http://localhost:8080/mcp" beside "http://127.0.0.1:8080/mcp":
+	// a request naming one gets tokens for that one. Optional.
+	ResourceAliases []string
+
 	// DataDir holds DataDir/devauth/signing-key.json and
 	// DataDir/devauth/sealing-key.json (files 0600, directory 0700), so that
 	// tokens, registered clients and refresh tokens survive restarts. Empty
@@ -103,6 +108,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if err := checkResource(o.Resource); err != nil {
 		errs = append(errs, fmt.Errorf("Resource: %w", err))
+	}
+	for i, r := range o.ResourceAliases {
+		if err := checkResource(r); err != nil {
+			errs = append(errs, fmt.Errorf("ResourceAliases[%d]: %w", i, err))
+		}
 	}
 	if err := checkOrg(o.DefaultOrg); err != nil {
 		errs = append(errs, fmt.Errorf("DefaultOrg: %w", err))

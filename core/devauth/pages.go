@@ -114,7 +114,7 @@ body { margin:0; min-height:100vh; display:flex; flex-direction:column; align-it
 .logo { width:30px; height:30px; border-radius:8px; background:var(--brand); color:var(--brand-ink); display:grid; place-items:center; font-size:17px; }
 .card { width:100%; max-width:460px; background:var(--card); border:1px solid var(--line); border-radius:14px; padding:28px; box-shadow:0 8px 28px rgba(0,0,0,.07); }
 h1 { font-size:20px; margin:0 0 6px; line-height:1.3; }
-.sub { color:var(--muted); margin:0 0 20px; word-break:break-all; }
+.sub { color:var(--muted); margin:0 0 20px; overflow-wrap:anywhere; }
 .badge { display:inline-block; font-size:12px; font-weight:600; padding:2px 8px; border-radius:999px; background:var(--warn); color:var(--warn-ink); margin-bottom:14px; }
 ul.scopes { list-style:none; padding:0; margin:0 0 20px; border:1px solid var(--line); border-radius:10px; }
 ul.scopes li { padding:10px 14px; border-top:1px solid var(--line); }

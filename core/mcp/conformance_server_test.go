@@ -173,7 +173,7 @@ func (conformanceAuthn) Authenticate(*http.Request) (*auth.Principal, *auth.Chal
 	}, nil
 }
 
-func (conformanceAuthn) InsufficientScope(p *auth.Principal, required string) *auth.Challenge {
+func (conformanceAuthn) InsufficientScope(_ *http.Request, p *auth.Principal, required string) *auth.Challenge {
 	return &auth.Challenge{
 		Status: http.StatusForbidden,
 		Header: `Bearer error="insufficient_scope", scope="` + strings.Join(auth.CloseScopes(append(slices.Clone(p.Scopes), required)), " ") + `"`,

@@ -23,7 +23,7 @@ const MaxBodyBytes = 1 << 20
 // answers it. *auth.Authenticator implements it.
 type Authenticator interface {
 	Authenticate(r *http.Request) (*auth.Principal, *auth.Challenge)
-	InsufficientScope(p *auth.Principal, required string) *auth.Challenge
+	InsufficientScope(r *http.Request, p *auth.Principal, required string) *auth.Challenge
 }
 
 // Limiter enforces the rate limits of SPEC §11. A nil Limiter in Options

@@ -35,7 +35,7 @@ func (testAuthn) Authenticate(r *http.Request) (*auth.Principal, *auth.Challenge
 	return &auth.Principal{Issuer: "test", Subject: "u1", OrgID: "org_a", Role: auth.Role(role), Scopes: strings.Split(scopes, ",")}, nil
 }
 
-func (testAuthn) InsufficientScope(p *auth.Principal, required string) *auth.Challenge {
+func (testAuthn) InsufficientScope(_ *http.Request, p *auth.Principal, required string) *auth.Challenge {
 	return &auth.Challenge{Status: 403, Header: `Bearer error="insufficient_scope", scope="` +
 		strings.Join(auth.CloseScopes(append(append([]string{}, p.Scopes...), required)), " ") + `", resource_metadata="` + testPRM + `", error_description="more scope needed"`}
 }

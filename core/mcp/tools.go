@@ -81,7 +81,7 @@ func (e *Engine) callTool(x *exchange) (decorable, *Error) {
 	}
 	// Rung 11: scope, with a step-up challenge the client can act on.
 	if s := tool.Access.Scope; s != "" && !x.principal.HasScope(s) {
-		e.writeChallenge(x, e.authn.InsufficientScope(x.principal, s))
+		e.writeChallenge(x, e.authn.InsufficientScope(x.r, x.principal, s))
 		return nil, errAnswered
 	}
 	// Rung 12: client capabilities the tool's input requests need.
