@@ -127,6 +127,7 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (e *Engine) serve(x *exchange) {
 	h := x.w.Header()
 	h.Set("Cache-Control", "no-store")
+	h.Set("X-Request-Id", x.requestID) // the request_id of the server's log lines
 	if !e.rungMethod(x) || !e.rungOrigin(x) || !e.rungMediaTypes(x) {
 		return
 	}

@@ -182,6 +182,9 @@ func TestWireRules(t *testing.T) {
 			if got := w.Header().Get("Cache-Control"); got != "no-store" {
 				t.Errorf("Cache-Control = %q, want no-store", got)
 			}
+			if got := w.Header().Get("X-Request-Id"); !strings.HasPrefix(got, "req_") {
+				t.Errorf("X-Request-Id = %q, want req_…", got)
+			}
 			for k, want := range tt.wantHeaders {
 				got, ok := w.Header()[http.CanonicalHeaderKey(k)]
 				switch {
