@@ -205,11 +205,9 @@ func (e *Engine) writeResult(x *exchange, result any) {
 }
 
 // writeChallenge answers with an authentication challenge. The reason is
-// logged, never sent.
+// never sent; the Authenticator has logged it.
 func (e *Engine) writeChallenge(x *exchange, c *auth.Challenge) {
 	c.SetHeaders(x.w.Header())
-	e.log.LogAttrs(x.r.Context(), slog.LevelInfo, "authentication refused",
-		slog.String("request_id", x.requestID), slog.Int("status", c.Status), slog.Any("reason", c.Reason))
 	err := &Error{Code: CodeUnauthorized, Message: "Unauthorized", Status: c.Status}
 	switch c.Status {
 	case http.StatusForbidden:

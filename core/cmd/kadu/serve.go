@@ -16,9 +16,9 @@ func newServeCmd(d deps) *cobra.Command {
 the embedded development sign-in, on --addr; health, metrics and admin on
 --admin-addr.
 
-On a fresh machine it needs no configuration: SQLite and local blobs in
---data-dir, in-memory rate limits, the built-in runner, the embedded
-development authorization server, loopback only.
+On a fresh machine it needs no configuration: it listens on loopback only and
+mounts the embedded development authorization server; its keys live in
+--data-dir.
 
 SIGINT or SIGTERM starts a graceful shutdown (http.shutdown_timeout).`,
 		Example: `  kadu serve
