@@ -27,12 +27,19 @@ func (e *Engine) rungMethod(x *exchange) bool {
 }
 
 func (e *Engine) preflight(x *exchange) {
-	if !e.origins.Check(x.r) || x.r.Header.Get("Origin") == "" {
+	h := x.w.Header()
+	switch {
+	case !e.origins.Check(x.r):
 		x.status = http.StatusForbidden
 		x.w.WriteHeader(http.StatusForbidden)
 		return
+	case x.r.Header.Get("Origin") == "":
+		// Not a CORS preflight: a plain OPTIONS learns the methods.
+		h.Set("Allow", "POST, OPTIONS")
+		x.status = http.StatusNoContent
+		x.w.WriteHeader(http.StatusNoContent)
+		return
 	}
-	h := x.w.Header()
 	h.Set("Access-Control-Allow-Origin", x.r.Header.Get("Origin"))
 	h.Add("Vary", "Origin")
 	h.Set("Access-Control-Allow-Methods", "POST")

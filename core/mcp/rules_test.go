@@ -35,6 +35,7 @@ func TestWireRules(t *testing.T) {
 		{name: "PUT is 405", httpMethod: "PUT", body: listEnv, wantStatus: 405, wantCode: -32600},
 		{name: "preflight from loopback origin", httpMethod: "OPTIONS", headers: []string{"Origin: http://localhost:6274", "Access-Control-Request-Method: POST", "Access-Control-Request-Headers: authorization, mcp-param-region, mcp-name"},
 			wantStatus: 204, wantHeaders: map[string]string{"Access-Control-Allow-Origin": "http://localhost:6274", "Access-Control-Allow-Methods": "POST", "Access-Control-Allow-Headers": "authorization, mcp-param-region, mcp-name"}},
+		{name: "OPTIONS without Origin lists the methods", httpMethod: "OPTIONS", wantStatus: 204, wantHeaders: map[string]string{"Allow": "POST, OPTIONS", "Access-Control-Allow-Origin": absent}},
 		{name: "preflight from foreign origin", httpMethod: "OPTIONS", headers: []string{"Origin: https://evil.example", "Access-Control-Request-Method: POST"},
 			wantStatus: 403, wantHeaders: map[string]string{"Access-Control-Allow-Origin": absent}},
 		// §1 Host and Origin (rung 2).
@@ -57,6 +58,7 @@ func TestWireRules(t *testing.T) {
 		{name: "Accept json with q=0 is 406", headers: []string{"Accept: application/json;q=0, text/event-stream"}, body: listEnv, wantStatus: 406, wantCode: -32600},
 		{name: "Accept */* is fine", headers: append(h2026("tools/list", ""), "Accept: */*"), body: listEnv, wantStatus: 200},
 		{name: "Accept application/* is fine", headers: append(h2026("tools/list", ""), "Accept: text/event-stream, application/*;q=0.5"), body: listEnv, wantStatus: 200},
+		{name: "Accept with only event-stream is 406", headers: []string{"Accept: text/event-stream"}, body: listEnv, wantStatus: 406, wantCode: -32600},
 		{name: "no Accept is fine", headers: append(h2026("tools/list", ""), "Accept:"), body: listEnv, wantStatus: 200},
 		{name: "oversized body is 413 with the exact body", body: big, wantStatus: 413, wantBody: tooBig},
 		{name: "size is checked before auth", headers: []string{"Authorization:"}, body: big, wantStatus: 413, wantBody: tooBig},
