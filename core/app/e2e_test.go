@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,6 +77,25 @@ type testServer struct {
 	app     *App
 	baseURL string
 	catalog *e2eCatalog
+	logs    *syncBuffer // everything the server logged, at debug level
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startServer builds Kadu on embedded defaults with a temporary data dir
@@ -94,9 +115,10 @@ func startServer(t testing.TB, autoApprove bool) *testServer {
 	cfg.PublicURL = "http://" + pub.Addr().String()
 	cfg.DataDir = t.TempDir()
 	cat := &e2eCatalog{}
+	logs := &syncBuffer{}
 	a, err := New(&cfg, Options{
 		Version: "test", Catalog: cat, DevAuthAutoApprove: autoApprove,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +132,7 @@ func startServer(t testing.TB, autoApprove bool) *testServer {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &testServer{cfg: &cfg, app: a, baseURL: cfg.PublicURL, catalog: cat}
+	return &testServer{cfg: &cfg, app: a, baseURL: cfg.PublicURL, catalog: cat, logs: logs}
 }
 
 // signIn returns an OAuth handler of the official Go SDK that registers
@@ -186,9 +208,10 @@ func TestOfficialGoClient(t *testing.T) {
 			if tt.endpoint != "" {
 				endpoint = tt.endpoint
 			}
+			oauth := signIn(t)
 			transport := &sdk.StreamableClientTransport{
 				Endpoint:     endpoint,
-				OAuthHandler: signIn(t),
+				OAuthHandler: oauth,
 				MaxRetries:   -1,
 			}
 			client := sdk.NewClient(&sdk.Implementation{Name: "kadu-e2e", Version: "1.0.0"}, nil)
@@ -237,6 +260,27 @@ func TestOfficialGoClient(t *testing.T) {
 			tools, err = cs.ListTools(ctx, nil)
 			if err != nil || len(tools.Tools) != 2 {
 				t.Fatalf("after step-up ListTools = %v, %v; want both tools", tools, err)
+			}
+			// Secrets never reach the logs, even at debug level.
+			ts, err := oauth.TokenSource(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := ts.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs := srv.logs.String()
+			if !strings.Contains(logs, `"msg":"mcp request"`) {
+				t.Fatal("the server logged no requests: the check below would prove nothing")
+			}
+			for name, secret := range map[string]string{"access token": tok.AccessToken, "refresh token": tok.RefreshToken} {
+				// Each part of a JWT too: a payload or signature alone is a leak.
+				for _, part := range append(strings.Split(secret, "."), secret) {
+					if len(part) > 16 && strings.Contains(logs, part) {
+						t.Errorf("part of the %s appears in the server's logs", name)
+					}
+				}
 			}
 		})
 	}
