@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,8 +23,11 @@ func NewOriginPolicy(publicURL string, loopback bool) (*OriginPolicy, error) {
 	p := &OriginPolicy{checkHost: loopback}
 	if publicURL != "" {
 		u, err := url.Parse(publicURL)
-		if err != nil || u.Host == "" {
-			return nil, &url.Error{Op: "parse", URL: publicURL, Err: err}
+		if err != nil {
+			return nil, fmt.Errorf("public URL: %w", err)
+		}
+		if u.Host == "" {
+			return nil, fmt.Errorf("public URL %q has no host", publicURL)
 		}
 		p.publicOrigin = canonicalOrigin(u.Scheme, u.Host)
 		p.publicHost = canonicalHost(u.Scheme, u.Host)

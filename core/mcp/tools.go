@@ -121,11 +121,11 @@ func (e *Engine) toolResult(x *exchange, res *ToolResult) (decorable, *Error) {
 // Era-2025 clients cannot answer input requests at all: -32021.
 func (e *Engine) inputRequired(x *exchange, reqs map[string]json.RawMessage, state string, meta map[string]any) (decorable, *Error) {
 	need := requiredForInput(reqs)
-	if missing := missingCapabilities(&x.client, need); len(missing) > 0 || x.client.Era != Era2026 {
-		if len(missing) == 0 {
-			missing = need
-		}
+	if missing := missingCapabilities(&x.client, need); len(missing) > 0 {
 		return nil, MissingCapability(missing...)
+	}
+	if x.client.Era != Era2026 {
+		return nil, MissingCapability(need...) // era 2025 has no way to answer
 	}
 	out := &inputRequiredResult{InputRequests: reqs, RequestState: state}
 	out.ResultType, out.Meta = "input_required", meta
