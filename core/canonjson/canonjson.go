@@ -149,4 +149,3 @@ func compareUTF16(a, b string) int {
 	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
 	return slices.Compare(ua, ub)
 }
-

@@ -40,9 +40,19 @@ type Config struct {
 	// "/", has no trailing slash, query or fragment.
 	MCPPath string `koanf:"mcp_path"`
 
-	Log  Log  `koanf:"log"`
-	HTTP HTTP `koanf:"http"`
-	Auth Auth `koanf:"auth"`
+	Log    Log    `koanf:"log"`
+	HTTP   HTTP   `koanf:"http"`
+	Auth   Auth   `koanf:"auth"`
+	Store  Store  `koanf:"store"`
+	Runner Runner `koanf:"runner"`
+	Orgs   Orgs   `koanf:"orgs"`
+
+	// Plans are the plans organisations can be on, by name: plans.<name>.<field>
+	// in the file, KADU_PLANS__<NAME>__<FIELD> in the environment. Default: the
+	// built-in plans developer and team. A plan named in a source starts from
+	// the built-in plan of that name, if any, else from zero values, which
+	// Validate reports unless every field is set.
+	Plans map[string]Plan `koanf:"plans"`
 }
 
 // Log configures the process log (structured, on standard error).
@@ -178,6 +188,13 @@ func Defaults() Config {
 				RefreshTokenTTL: 720 * time.Hour,
 			},
 		},
+		Store: Store{Driver: DriverSQLite},
+		Runner: Runner{
+			Kind: RunnerBuiltin,
+			HTTP: HTTPRunner{Timeout: 30 * time.Second, PollInterval: time.Second},
+		},
+		Orgs:  Orgs{AutoProvision: toggleAuto, DefaultPlan: "developer", ExampleTasks: toggleAuto},
+		Plans: builtinPlans(),
 	}
 }
 

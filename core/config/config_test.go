@@ -91,8 +91,10 @@ func TestDefaultsAreIndependent(t *testing.T) {
 	t.Parallel()
 	a := Defaults()
 	a.Auth.Algorithms[0] = "EdDSA"
-	if b := Defaults(); b.Auth.Algorithms[0] != "RS256" {
-		t.Fatalf("Defaults() shares its slices")
+	a.Plans["gold"] = Plan{}
+	delete(a.Plans, "team")
+	if b := Defaults(); b.Auth.Algorithms[0] != "RS256" || len(b.Plans) != 2 || b.Plans["team"].Webhooks != 20 {
+		t.Fatalf("Defaults() shares its slices or maps")
 	}
 }
 
@@ -152,7 +154,26 @@ func TestBuildSchemaRejectsBadFields(t *testing.T) {
 	type badType struct {
 		A map[string]string `koanf:"a"`
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[noTag](), reflect.TypeFor[badType]()} {
+	type entry struct {
+		B int `koanf:"b"`
+	}
+	type intKeys struct {
+		A map[int]entry `koanf:"a"`
+	}
+	type nested struct {
+		A map[string]struct {
+			B map[string]entry `koanf:"b"`
+		} `koanf:"a"`
+	}
+	type badEntry struct {
+		A map[string]struct {
+			B []int `koanf:"b"`
+		} `koanf:"a"`
+	}
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[noTag](), reflect.TypeFor[badType](), reflect.TypeFor[intKeys](),
+		reflect.TypeFor[nested](), reflect.TypeFor[badEntry](),
+	} {
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -167,12 +188,19 @@ func TestBuildSchemaRejectsBadFields(t *testing.T) {
 func TestSuggest(t *testing.T) {
 	t.Parallel()
 	for unknown, want := range map[string]string{
-		"adress":          "addr",
-		"admin_adress":    "admin_addr",
-		"auth.isuer":      "auth.issuer",
-		"log.lvl":         "log.level",
-		"foo":             "",
-		"completely_else": "",
+		"adress":           "addr",
+		"admin_adress":     "admin_addr",
+		"auth.isuer":       "auth.issuer",
+		"log.lvl":          "log.level",
+		"store.dns":        "store.dsn",
+		"runner.knd":       "runner.kind",
+		"orgs.defaultplan": "orgs.default_plan",
+		"plans.team.rpm":   "",
+		"plans.gold.hooks": "plans.gold.webhooks",
+		"plans.x.retain":   "plans.x.retention",
+		"plan.x.webhooks":  "plans.x.webhooks",
+		"foo":              "",
+		"completely_else":  "",
 	} {
 		if got := configSchema.suggest(unknown); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", unknown, got, want)

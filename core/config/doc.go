@@ -37,14 +37,31 @@
 //	KADU_AUTH__REQUIRE_AT_JWT=false         auth.require_at_jwt
 //	KADU_AUTH__ALGORITHMS=RS256,ES256       auth.algorithms (lists are comma-separated)
 //	KADU_AUTH__DEV__DEFAULT_ROLE=admin      auth.dev.default_role
+//	KADU_STORE__DSN=postgres://…            store.dsn
+//	KADU_RUNNER__HTTP__TOKEN=…              runner.http.token
+//	KADU_PLANS__TEAM__COST_CAP_CENTS=900000 plans.team.cost_cap_cents
 //
 // An empty value is a value: KADU_AUTH__ISSUER= clears an issuer set in the
 // file. Every KADU_ variable must name a key; EnvVar gives the variable for a
 // key.
+//
+// # Named entries
+//
+// plans is a map section: its entries are named by the configuration,
+// plans.<name>.<field> (a name is a lower-case letter, then up to 31 of a-z,
+// 0-9, "_", "-"). An entry named in any source starts from the built-in entry
+// of that name, if any, else from zero values, and later sources override
+// single fields; an unknown field is an unknown key.
 //
 // # Values
 //
 // Booleans are true/false (also 1/0, t/f); durations use Go syntax ("30s",
 // "5m", "720h"); lists are YAML sequences, or comma-separated strings in the
 // environment and in flags.
+//
+// # Secrets
+//
+// runner.http.token is a Secret and store.dsn a DSN: both print redacted (with
+// fmt, slog and text marshalling), and no error message shows a password or a
+// token. RedactDSN does the same for any connection string or URL.
 package config

@@ -4,37 +4,52 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 )
 
-// field is one leaf key of Config: where it lives and what type it has.
+// field is one leaf key of a struct: where it lives and what type it has.
 type field struct {
 	index []int // for reflect.Value.FieldByIndex
 	typ   reflect.Type
 }
 
+// mapSection is a map[string]Struct field such as Config.Plans: the user
+// names its entries, so its keys are "<section>.<name>.<field>".
+type mapSection struct {
+	index []int        // of the map field in Config
+	typ   reflect.Type // the map type
+	elem  schema       // the keys of one entry, relative to it
+}
+
 // schema is the set of keys Config understands, derived from its koanf tags.
 // Built once at package initialisation and never modified.
 type schema struct {
-	fields   map[string]field // leaf keys, e.g. "auth.dev.default_role"
-	sections map[string]bool  // keys of nested structs, e.g. "auth", "auth.dev"
-	keys     []string         // leaf keys, sorted
+	fields   map[string]field       // leaf keys, e.g. "auth.dev.default_role"
+	sections map[string]bool        // keys of nested structs and maps, e.g. "auth", "auth.dev", "plans"
+	maps     map[string]*mapSection // map sections, e.g. "plans"
+	// keys are the leaf keys, sorted; the keys of map entries are spelled
+	// with namePlaceholder, e.g. "plans.<name>.retention".
+	keys []string
 }
 
-var (
-	durationType = reflect.TypeFor[time.Duration]()
-	stringsType  = reflect.TypeFor[[]string]()
+// namePlaceholder stands for the entry name in the keys of a map section.
+const namePlaceholder = "<name>"
 
-	configSchema = buildSchema(reflect.TypeFor[Config]())
-)
+// entryNameRE is the rule for the names of map entries (plan names): they
+// are one key segment, and lower case so that the environment can set them.
+var entryNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 
-// buildSchema walks t's fields. It panics on a field without a koanf tag or
-// of a type decode does not handle: a programming error the tests catch.
+const entryNameRule = `a lower-case letter, then up to 31 of a-z, 0-9, "_", "-"`
+
+var configSchema = buildSchema(reflect.TypeFor[Config]())
+
+// buildSchema walks t's fields. It panics on a field without a koanf tag, of
+// a type decode does not handle, or a map of structs inside a map of structs:
+// programming errors the tests catch.
 func buildSchema(t reflect.Type) schema {
-	s := schema{fields: map[string]field{}, sections: map[string]bool{}}
+	s := schema{fields: map[string]field{}, sections: map[string]bool{}, maps: map[string]*mapSection{}}
 	var walk func(t reflect.Type, prefix string, index []int)
 	walk = func(t reflect.Type, prefix string, index []int) {
 		for i := range t.NumField() {
@@ -52,6 +67,16 @@ func buildSchema(t reflect.Type) schema {
 			case f.Type.Kind() == reflect.Struct:
 				s.sections[key] = true
 				walk(f.Type, key+".", idx)
+			case isStructMap(f.Type):
+				elem := buildSchema(f.Type.Elem())
+				if len(elem.maps) > 0 {
+					panic(fmt.Sprintf("config: key %s: maps of structs cannot nest", key))
+				}
+				s.sections[key] = true
+				s.maps[key] = &mapSection{index: idx, typ: f.Type, elem: elem}
+				for _, k := range elem.keys {
+					s.keys = append(s.keys, key+"."+namePlaceholder+"."+k)
+				}
 			case supported(f.Type):
 				s.fields[key] = field{index: idx, typ: f.Type}
 				s.keys = append(s.keys, key)
@@ -65,165 +90,52 @@ func buildSchema(t reflect.Type) schema {
 	return s
 }
 
-func supported(t reflect.Type) bool {
-	switch {
-	case t == durationType, t == stringsType:
+func isStructMap(t reflect.Type) bool {
+	return t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Struct
+}
+
+// entry splits a key under a map section, "plans.team.retention", into the
+// section ("plans"), the entry name ("team") and the key within the entry
+// ("retention"; "" for the entry itself).
+func (s *schema) entry(key string) (section string, m *mapSection, name, rest string, ok bool) {
+	for section, m := range s.maps {
+		if after, found := strings.CutPrefix(key, section+"."); found && after != "" {
+			name, rest, _ = strings.Cut(after, ".")
+			return section, m, name, rest, true
+		}
+	}
+	return "", nil, "", "", false
+}
+
+// isSection reports whether key names a struct, a map section or one entry
+// of a map section, rather than a leaf.
+func (s *schema) isSection(key string) bool {
+	if s.sections[key] {
 		return true
 	}
-	switch t.Kind() {
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64:
-		return true
-	}
-	return false
+	_, m, _, rest, ok := s.entry(key)
+	return ok && (rest == "" || m.elem.sections[rest])
 }
 
-// decode converts a value from a source (YAML scalar or list, environment or
-// flag string, typed flag value) to t. On failure it returns the key the
-// problem is at (key or key[i]) and a message saying what is allowed.
-func decode(key string, t reflect.Type, v any) (reflect.Value, string, string) {
-	switch {
-	case t == durationType:
-		d, msg := toDuration(v)
-		return reflect.ValueOf(d), key, msg
-	case t == stringsType:
-		return toStrings(key, v)
+// concrete spells a schema key for the unknown key it is compared with: the
+// entry name is taken from the same position of unknown, so that
+// "plans.team.retension" is compared with "plans.team.retention".
+func concrete(key, unknown string) string {
+	if !strings.Contains(key, namePlaceholder) {
+		return key
 	}
-	out := reflect.New(t).Elem()
-	switch t.Kind() {
-	case reflect.String:
-		s, ok := scalarString(v)
-		if !ok {
-			return out, key, fmt.Sprintf("want a string, got %s", describe(v))
-		}
-		out.SetString(s)
-	case reflect.Bool:
-		b, msg := toBool(v)
-		if msg != "" {
-			return out, key, msg
-		}
-		out.SetBool(b)
-	default: // signed integers
-		n, msg := toInt(v, t.Bits())
-		if msg != "" {
-			return out, key, msg
-		}
-		out.SetInt(n)
+	segs, theirs := strings.Split(key, "."), strings.Split(unknown, ".")
+	if i := slices.Index(segs, namePlaceholder); i < len(theirs) {
+		segs[i] = theirs[i]
 	}
-	return out, key, ""
-}
-
-func toDuration(v any) (time.Duration, string) {
-	switch x := v.(type) {
-	case time.Duration:
-		return x, ""
-	case string:
-		if d, err := time.ParseDuration(strings.TrimSpace(x)); err == nil {
-			return d, ""
-		}
-	}
-	return 0, fmt.Sprintf("%s is not a duration (want Go syntax such as \"30s\", \"5m\" or \"1h30m\"; a bare number has no unit)", describe(v))
-}
-
-func toBool(v any) (bool, string) {
-	switch x := v.(type) {
-	case bool:
-		return x, ""
-	case string:
-		if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
-			return b, ""
-		}
-	}
-	return false, fmt.Sprintf("%s is not a boolean (want true or false)", describe(v))
-}
-
-func toInt(v any, bits int) (int64, string) {
-	var n int64
-	ok := true
-	switch x := v.(type) {
-	case int:
-		n = int64(x)
-	case int64:
-		n = x
-	case uint64:
-		ok = x <= math.MaxInt64
-		n = int64(x)
-	case float64:
-		ok = x == math.Trunc(x) && math.Abs(x) < 1<<62
-		n = int64(x)
-	case string:
-		var err error
-		n, err = strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		ok = err == nil
-	default:
-		ok = false
-	}
-	if ok && (bits == 64 || n == n<<(64-bits)>>(64-bits)) {
-		return n, ""
-	}
-	return 0, fmt.Sprintf("%s is not a whole number in range", describe(v))
-}
-
-// toStrings accepts a list of scalars, a []string (flags) or a
-// comma-separated string (environment, flags); empty items are dropped.
-func toStrings(key string, v any) (reflect.Value, string, string) {
-	var out []string
-	switch x := v.(type) {
-	case []string:
-		out = slices.Clone(x)
-	case string:
-		for item := range strings.SplitSeq(x, ",") {
-			if item = strings.TrimSpace(item); item != "" {
-				out = append(out, item)
-			}
-		}
-	case []any:
-		for i, item := range x {
-			s, ok := scalarString(item)
-			if !ok {
-				return reflect.Value{}, fmt.Sprintf("%s[%d]", key, i), fmt.Sprintf("want a string, got %s", describe(item))
-			}
-			out = append(out, s)
-		}
-	default:
-		return reflect.Value{}, key, fmt.Sprintf("want a list of strings (or a comma-separated string), got %s", describe(v))
-	}
-	if out == nil {
-		out = []string{}
-	}
-	return reflect.ValueOf(out), key, ""
-}
-
-// scalarString renders a YAML scalar as a string (a YAML number or boolean
-// given for a string key is taken as written).
-func scalarString(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case bool, int, int64, uint64, float64:
-		return fmt.Sprint(x), true
-	}
-	return "", false
-}
-
-// describe names a value in a message.
-func describe(v any) string {
-	switch x := v.(type) {
-	case string:
-		return strconv.Quote(x)
-	case map[string]any:
-		return "a mapping"
-	case []any:
-		return "a list"
-	case bool, int, int64, uint64, float64, time.Duration:
-		return fmt.Sprint(x)
-	}
-	return fmt.Sprintf("a value of type %T", v)
+	return strings.Join(segs, ".")
 }
 
 // suggest returns the known key closest to an unknown one, or "".
 func (s *schema) suggest(unknown string) string {
 	best, bestDist := "", math.MaxInt
 	for _, k := range s.keys {
+		k = concrete(k, unknown)
 		// "addr" is also compared spelled out, to catch "adress".
 		d := min(editDistance(unknown, k), editDistance(unknown, strings.ReplaceAll(k, "addr", "address")))
 		if d < bestDist {
@@ -232,6 +144,30 @@ func (s *schema) suggest(unknown string) string {
 	}
 	if bestDist <= 2 || 3*bestDist <= len(unknown) {
 		return best
+	}
+	return ""
+}
+
+// underscored returns the key an environment variable meant when it
+// separated nesting levels with a single "_" (KADU_AUTH_ISSUER,
+// KADU_PLANS__TEAM_RETENTION), or "".
+func (s *schema) underscored(unknown string) string {
+	flat := strings.ReplaceAll(unknown, ".", "_")
+	for _, k := range s.keys {
+		before, after, isEntry := strings.Cut(k, namePlaceholder)
+		if !isEntry {
+			if strings.ReplaceAll(k, ".", "_") == flat {
+				return k
+			}
+			continue
+		}
+		name, ok := strings.CutPrefix(flat, strings.ReplaceAll(before, ".", "_"))
+		if ok {
+			name, ok = strings.CutSuffix(name, strings.ReplaceAll(after, ".", "_"))
+		}
+		if ok && entryNameRE.MatchString(name) {
+			return before + name + after
+		}
 	}
 	return ""
 }

@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/knadh/koanf/parsers/yaml"
@@ -136,74 +133,30 @@ func BindFlag(flags *pflag.FlagSet, name, key string) error {
 	return nil
 }
 
-// apply decodes one source's flattened keys onto cfg, in key order. Values
-// wrapped in sourced carry their own source name; others come from source.
-func (p *problems) apply(cfg *Config, flat map[string]any, source string) {
-	root := reflect.ValueOf(cfg).Elem()
-	for _, key := range slices.Sorted(maps.Keys(flat)) {
-		v, src := flat[key], source
-		if s, ok := v.(sourced); ok {
-			v, src = s.Value, s.Source
-		}
-		if v == nil {
-			continue // null keeps the earlier value
-		}
-		f, ok := configSchema.fields[key]
-		if !ok {
-			p.unknown(key, v, src)
-			continue
-		}
-		val, at, msg := decode(key, f.typ, v)
-		if msg != "" {
-			*p = append(*p, &KeyError{Key: at, Source: src, Msg: msg})
-			continue
-		}
-		root.FieldByIndex(f.index).Set(val)
-	}
-}
-
-func (p *problems) unknown(key string, v any, src string) {
-	if configSchema.sections[key] {
-		if m, ok := v.(map[string]any); ok && len(m) == 0 {
-			return // "auth: {}"
-		}
-		*p = append(*p, &KeyError{Key: key, Source: src, Msg: "is a section; want a mapping of its keys"})
-		return
-	}
-	msg := "unknown key"
-	if strings.HasPrefix(src, "env ") {
-		// The usual mistake: a single "_" where nesting needs "__".
-		for _, k := range configSchema.keys {
-			if strings.ReplaceAll(k, ".", "_") == key {
-				*p = append(*p, &KeyError{Key: key, Source: src, Msg: fmt.Sprintf(
-					"unknown key (did you mean %s for %s? nesting levels are separated by \"__\")", EnvVar(k), k)})
-				return
-			}
-		}
-		if s := configSchema.suggest(key); s != "" {
-			msg += fmt.Sprintf(" (did you mean %s for %s?)", EnvVar(s), s)
-		}
-	} else if s := configSchema.suggest(key); s != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
-	}
-	*p = append(*p, &KeyError{Key: key, Source: src, Msg: msg})
-}
-
 // normalize fills derived defaults and canonical forms before Validate.
 func (c *Config) normalize() {
-	if d := c.DataDir; d != "" {
-		if d == "~" || strings.HasPrefix(d, "~/") {
-			if home, err := os.UserHomeDir(); err == nil {
-				d = filepath.Join(home, d[1:])
-			}
-		}
-		if abs, err := filepath.Abs(d); err == nil {
-			d = abs
-		}
-		c.DataDir = d
-	}
+	c.DataDir = absPath(c.DataDir)
 	if c.PublicURL == "" && hasSpecificHost(c.Addr) {
 		c.PublicURL = "http://" + c.Addr
 	}
 	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
+	c.Store.normalize()
+	c.Orgs.normalize()
+}
+
+// absPath makes a file path absolute: a leading "~/" is the home directory
+// and a relative path is resolved against the working directory. "" stays "".
+func absPath(d string) string {
+	if d == "" {
+		return ""
+	}
+	if d == "~" || strings.HasPrefix(d, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			d = filepath.Join(home, d[1:])
+		}
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		d = abs
+	}
+	return d
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 )
 
@@ -76,18 +80,41 @@ func TestDefaultFileMatchesDefaults(t *testing.T) {
 		t.Fatalf("%s gives %+v,\nwant Defaults() %+v", path, *got, want)
 	}
 
-	// Every key is listed, set or (for derived defaults) commented.
+	// Every key is listed, set or (for top-level derived defaults) commented;
+	// the keys of map sections are listed for every built-in entry.
 	body, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range configSchema.keys {
-		leaf := key[strings.LastIndex(key, ".")+1:]
-		if !strings.Contains(string(body), "\n"+strings.Repeat(" ", 2*strings.Count(key, "."))+leaf+":") &&
-			!strings.Contains(string(body), "\n# "+leaf+":") {
+	ko := koanf.New(".")
+	if err := ko.Load(file.Provider(path), yaml.Parser()); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range expandKeys(wantDefaults()) {
+		if !ko.Exists(key) && !strings.Contains(string(body), "\n# "+key+":") {
 			t.Errorf("%s does not list key %s", path, key)
 		}
 	}
+}
+
+// expandKeys is every leaf key of c: the schema's keys, with those of map
+// sections spelled out for each entry c has.
+func expandKeys(c Config) []string {
+	var out []string
+	for _, key := range configSchema.keys {
+		before, after, isEntry := strings.Cut(key, namePlaceholder)
+		if !isEntry {
+			out = append(out, key)
+			continue
+		}
+		if before != "plans." {
+			panic("expandKeys knows only the map section plans, not " + key)
+		}
+		for _, name := range slices.Sorted(maps.Keys(c.Plans)) {
+			out = append(out, before+name+after)
+		}
+	}
+	return out
 }
 
 func TestProductionExampleLoads(t *testing.T) {
@@ -98,6 +125,15 @@ func TestProductionExampleLoads(t *testing.T) {
 	}
 	if got.MCPURL() != "https://mcp.example.com/mcp" || got.Auth.Issuer == "" {
 		t.Fatalf("production example: MCP URL %q, issuer %q", got.MCPURL(), got.Auth.Issuer)
+	}
+	if got.Store.Driver != DriverPostgres || got.Runner.Kind != RunnerHTTP || got.AutoProvision() || got.ExampleTasks() {
+		t.Errorf("production example: store %v, runner %q, auto-provision %v, example tasks %v",
+			got.Store, got.Runner.Kind, got.AutoProvision(), got.ExampleTasks())
+	}
+	team := builtinPlans()["team"]
+	team.RequestsPerMinute = 6000
+	if got.Plans["team"] != team || got.Plans["enterprise"].CostCapCents != 5000000 || got.Orgs.DefaultPlan != "team" {
+		t.Errorf("production example: plans %+v", got.Plans)
 	}
 }
 
@@ -149,7 +185,7 @@ auth:
 
 func TestLoadEnvMapping(t *testing.T) {
 	tests := []struct {
-		env  string
+		env  string // one or more NAME=value, separated by " | "
 		get  func(*Config) any
 		want any
 	}{
@@ -166,11 +202,37 @@ func TestLoadEnvMapping(t *testing.T) {
 		{"KADU_AUTH__DEV__DEFAULT_ROLE=viewer", func(c *Config) any { return c.Auth.Dev.DefaultRole }, "viewer"},
 		{"KADU_AUTH__DEV__REFRESH_TOKEN_TTL=1h", func(c *Config) any { return c.Auth.Dev.RefreshTokenTTL }, time.Hour},
 		{"OTHER_ADDR=ignored", func(c *Config) any { return c.Addr }, "127.0.0.1:8080"},
+
+		{"KADU_STORE__DSN=/srv/kadu/k.db?_pragma=busy_timeout(5000)", func(c *Config) any { return c.StoreDSN() }, "/srv/kadu/k.db?_pragma=busy_timeout(5000)"},
+		{"KADU_STORE__DRIVER=postgres | KADU_STORE__DSN=postgres://kadu:pw@db:5432/kadu",
+			func(c *Config) any { return []string{c.Store.Driver, c.StoreDSN()} }, []string{"postgres", "postgres://kadu:pw@db:5432/kadu"}},
+		{"KADU_RUNNER__KIND=http | KADU_RUNNER__HTTP__URL=https://agent.example.com | KADU_RUNNER__HTTP__TOKEN=tok",
+			func(c *Config) any { return []string{c.Runner.Kind, c.Runner.HTTP.URL, c.Runner.HTTP.Token.Reveal()} },
+			[]string{"http", "https://agent.example.com", "tok"}},
+		{"KADU_RUNNER__HTTP__TIMEOUT=5s", func(c *Config) any { return c.Runner.HTTP.Timeout }, 5 * time.Second},
+		{"KADU_RUNNER__HTTP__POLL_INTERVAL=250ms", func(c *Config) any { return c.Runner.HTTP.PollInterval }, 250 * time.Millisecond},
+		{"KADU_ORGS__AUTO_PROVISION=off", func(c *Config) any { return c.AutoProvision() }, false},
+		{"KADU_ORGS__AUTO_PROVISION=false", func(c *Config) any { return c.Orgs.AutoProvision }, "off"},
+		{"KADU_ORGS__EXAMPLE_TASKS=off", func(c *Config) any { return c.ExampleTasks() }, false},
+		{"KADU_ORGS__DEFAULT_PLAN=team", func(c *Config) any { return c.Orgs.DefaultPlan }, "team"},
+		{"KADU_PLANS__DEVELOPER__COST_CAP_CENTS=20000",
+			func(c *Config) any { return c.Plans["developer"].CostCapCents }, int64(20000)},
+		{"KADU_PLANS__TEAM__RETENTION=24h", func(c *Config) any {
+			return []any{c.Plans["team"].Retention, c.Plans["team"].Webhooks} // the rest stays built in
+		}, []any{24 * time.Hour, 20}},
+		{"KADU_PLANS__DEVELOPER__WEBHOOKS=0", func(c *Config) any { return c.Plans["developer"].Webhooks }, 0},
+		{strings.Join([]string{"KADU_ORGS__DEFAULT_PLAN=gold-2",
+			"KADU_PLANS__GOLD-2__CONCURRENT_EXECUTIONS=3", "KADU_PLANS__GOLD-2__EXECUTIONS_PER_MONTH=30",
+			"KADU_PLANS__GOLD-2__MAX_FILE_SIZE_BYTES=1024", "KADU_PLANS__GOLD-2__RETENTION=1h", "KADU_PLANS__GOLD-2__REQUESTS_PER_MINUTE=60",
+			"KADU_PLANS__GOLD-2__COST_CAP_CENTS=100", "KADU_PLANS__GOLD-2__MAX_COST_PER_EXECUTION_CENTS=10"}, " | "),
+			func(c *Config) any { return c.Plans["gold-2"] },
+			Plan{ConcurrentExecutions: 3, ExecutionsPerMonth: 30, MaxFileSizeBytes: 1024, Retention: time.Hour,
+				RequestsPerMinute: 60, CostCapCents: 100, MaxCostPerExecutionCents: 10}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
 			t.Parallel()
-			c, err := load(missing(t), false, nil, environ(tt.env))
+			c, err := load(missing(t), false, nil, environ(strings.Split(tt.env, " | ")...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,6 +251,8 @@ func TestEnvVar(t *testing.T) {
 		"auth.issuer":           "KADU_AUTH__ISSUER",
 		"auth.require_at_jwt":   "KADU_AUTH__REQUIRE_AT_JWT",
 		"auth.dev.default_role": "KADU_AUTH__DEV__DEFAULT_ROLE",
+		"runner.http.token":     "KADU_RUNNER__HTTP__TOKEN",
+		"plans.team.retention":  "KADU_PLANS__TEAM__RETENTION",
 	} {
 		if got := EnvVar(key); got != want {
 			t.Errorf("EnvVar(%q) = %q, want %q", key, got, want)
@@ -246,6 +310,51 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"adress (", "log.levl ("}},
 		{name: "malformed YAML", yaml: "addr: [\n", want: []string{"config file", "yaml"}},
 		{name: "duplicate YAML key", yaml: "addr: a\naddr: b\n", want: []string{"config file", "already defined"}},
+
+		{name: "unknown store key", yaml: "store:\n  dns: x.db\n", want: []string{"store.dns (", `did you mean "store.dsn"`}},
+		{name: "unknown runner key in env", env: []string{"KADU_RUNNER__HTTP__TIMEOUTS=5s"},
+			want: []string{"runner.http.timeouts (env KADU_RUNNER__HTTP__TIMEOUTS)", "did you mean KADU_RUNNER__HTTP__TIMEOUT for runner.http.timeout"}},
+		{name: "bad runner timeout", env: []string{"KADU_RUNNER__HTTP__TIMEOUT=30"},
+			want: []string{"runner.http.timeout (env KADU_RUNNER__HTTP__TIMEOUT)", "not a duration"}},
+		{name: "invalid value: toggle", yaml: "orgs:\n  auto_provision: yes\n",
+			want: []string{`orgs.auto_provision: "yes" is not allowed (want one of auto, on, off)`}},
+		{name: "undefined default plan", env: []string{"KADU_ORGS__DEFAULT_PLAN=gold"},
+			want: []string{`orgs.default_plan: "gold" is not a defined plan (want one of developer, team;`}},
+		{name: "unknown plan field", yaml: "plans:\n  developer:\n    cost_cap: 5\n",
+			want: []string{"plans.developer.cost_cap (", "unknown key", `did you mean "plans.developer.cost_cap_cents"`}},
+		{name: "unknown plan field in a new plan", yaml: "plans:\n  gold:\n    retension: 1h\n",
+			want: []string{"plans.gold.retension (", `did you mean "plans.gold.retention"`}},
+		{name: "misspelt plans section", yaml: "plan:\n  team:\n    webhooks: 1\n",
+			want: []string{"plan.team.webhooks (", `did you mean "plans.team.webhooks"`}},
+		{name: "unknown plan field in env", env: []string{"KADU_PLANS__TEAM__WEBHOOK=1"},
+			want: []string{"plans.team.webhook (env KADU_PLANS__TEAM__WEBHOOK)", "did you mean KADU_PLANS__TEAM__WEBHOOKS for plans.team.webhooks"}},
+		{name: "plan env with single underscores", env: []string{"KADU_PLANS_TEAM_COST_CAP_CENTS=1"},
+			want: []string{"plans_team_cost_cap_cents (env KADU_PLANS_TEAM_COST_CAP_CENTS)",
+				"did you mean KADU_PLANS__TEAM__COST_CAP_CENTS for plans.team.cost_cap_cents? nesting levels"}},
+		{name: "plan env with one single underscore", env: []string{"KADU_PLANS__BIG_TEAM_WEBHOOKS=1"},
+			want: []string{"did you mean KADU_PLANS__BIG_TEAM__WEBHOOKS for plans.big_team.webhooks?"}},
+		{name: "plan field of the wrong type", yaml: "plans:\n  team:\n    retention: 30\n",
+			want: []string{"plans.team.retention (", "30 is not a duration"}},
+		{name: "plan count not a number", env: []string{"KADU_PLANS__TEAM__WEBHOOKS=many"},
+			want: []string{"plans.team.webhooks (env KADU_PLANS__TEAM__WEBHOOKS)", "not a whole number"}},
+		{name: "plans given a scalar", yaml: "plans: 3\n", want: []string{"plans (", "is a section"}},
+		{name: "plan given a scalar", yaml: "plans:\n  team: 3\n", want: []string{"plans.team (", "is a section"}},
+		{name: "plan name with capitals", yaml: "plans:\n  Gold:\n    webhooks: 1\n    retention: 1h\n",
+			want: []string{"plans.Gold (", `"Gold" is not a valid name for an entry of plans (want a lower-case letter`}},
+		{name: "plan name too long", yaml: "plans:\n  " + strings.Repeat("a", 33) + ":\n    webhooks: 1\n",
+			want: []string{"plans." + strings.Repeat("a", 33) + " (", "not a valid name"}},
+		{name: "invalid value: new plan set in part", yaml: "plans:\n  gold:\n    webhooks: 3\n    cost_cap_cents: 100\n",
+			want: []string{"plans.gold.concurrent_executions: is 0 or not set", "plans.gold.executions_per_month:",
+				"plans.gold.max_file_size_bytes:", "plans.gold.retention:", "plans.gold.requests_per_minute:",
+				"plans.gold.max_cost_per_execution_cents:"}},
+		{name: "invalid value: per-execution cost above the cap", yaml: "plans:\n  developer:\n    max_cost_per_execution_cents: 10001\n",
+			want: []string{"plans.developer.max_cost_per_execution_cents: 10001 is more than plans.developer.cost_cap_cents (10000)"}},
+		{name: "postgres without a DSN", env: []string{"KADU_STORE__DRIVER=postgres"},
+			want: []string{"store.dsn: is required when store.driver is postgres"}},
+		{name: "invalid value: store driver", yaml: "store:\n  driver: mysql\n",
+			want: []string{`store.driver: "mysql" is not allowed (want one of sqlite, postgres)`}},
+		{name: "http runner without a URL", env: []string{"KADU_RUNNER__KIND=http"},
+			want: []string{"runner.http.url: is required when runner.kind is http"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -355,7 +464,14 @@ func TestSchemaKeys(t *testing.T) {
 		"data_dir",
 		"http.idle_timeout", "http.read_header_timeout", "http.read_timeout", "http.shutdown_timeout", "http.write_timeout",
 		"log.format", "log.level",
-		"mcp_path", "public_url",
+		"mcp_path",
+		"orgs.auto_provision", "orgs.default_plan", "orgs.example_tasks",
+		"plans.<name>.concurrent_executions", "plans.<name>.cost_cap_cents", "plans.<name>.executions_per_month",
+		"plans.<name>.max_cost_per_execution_cents", "plans.<name>.max_file_size_bytes", "plans.<name>.requests_per_minute",
+		"plans.<name>.retention", "plans.<name>.webhooks",
+		"public_url",
+		"runner.http.poll_interval", "runner.http.timeout", "runner.http.token", "runner.http.url", "runner.kind",
+		"store.driver", "store.dsn",
 	}
 	if !slices.Equal(configSchema.keys, want) {
 		t.Fatalf("keys = %q\nwant %q", configSchema.keys, want)

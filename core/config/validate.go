@@ -95,6 +95,10 @@ func (c *Config) Validate() error {
 	p.positive("http.shutdown_timeout", c.HTTP.ShutdownTimeout)
 
 	p.auth(&c.Auth)
+	p.store(&c.Store)
+	p.runner(&c.Runner)
+	p.orgs(&c.Orgs, c.Plans)
+	p.plans(c.Plans)
 	return errors.Join(p...)
 }
 
@@ -178,32 +182,35 @@ func (p *problems) publicURL(origin string, dev bool) {
 	}
 }
 
-// endpointURL checks an issuer or key-set URL: https, or http for loopback.
+// endpointURL checks an issuer, key-set or agent-service URL: https, or http
+// for loopback.
 func (p *problems) endpointURL(key, s string) {
 	u, ok := p.absURL(key, s)
 	if !ok {
 		return
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		p.add(key, "%q must not have a query or fragment", s)
+		p.add(key, "%q must not have a query or fragment", RedactDSN(s))
 	}
 	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
-		p.add(key, "%q uses http with a non-loopback host (want https://…; http is allowed only for localhost, 127.0.0.1, [::1])", s)
+		p.add(key, "%q uses http with a non-loopback host (want https://…; http is allowed only for localhost, 127.0.0.1, [::1])", RedactDSN(s))
 	}
 }
 
 // absURL parses an absolute http(s) URL with a host and no user information.
+// Messages show the URL with RedactDSN applied: it may carry a password.
 func (p *problems) absURL(key, s string) (*url.URL, bool) {
 	u, err := url.Parse(s)
+	shown := RedactDSN(s)
 	switch {
 	case err != nil:
-		p.add(key, "%q is not a URL (want scheme://host[:port])", s)
+		p.add(key, "%q is not a URL (want scheme://host[:port])", shown)
 	case u.Scheme != "http" && u.Scheme != "https":
-		p.add(key, "%q: scheme must be https (or http for loopback hosts)", s)
+		p.add(key, "%q: scheme must be https (or http for loopback hosts)", shown)
 	case u.Host == "" || u.Hostname() == "":
-		p.add(key, "%q has no host (want scheme://host[:port])", s)
+		p.add(key, "%q has no host (want scheme://host[:port])", shown)
 	case u.User != nil:
-		p.add(key, "%q must not contain user information", s)
+		p.add(key, "%q must not contain user information", shown)
 	default:
 		return u, true
 	}

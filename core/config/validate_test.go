@@ -147,6 +147,88 @@ func TestValidate(t *testing.T) {
 		{name: "dev access ttl zero", mutate: func(c *Config) { c.Auth.Dev.AccessTokenTTL = 0 }, wantKey: "auth.dev.access_token_ttl", wantMsg: "positive"},
 		{name: "dev access ttl above cap", mutate: func(c *Config) { c.Auth.Dev.AccessTokenTTL = 48 * time.Hour }, wantKey: "auth.dev.access_token_ttl", wantMsg: "auth.max_token_lifetime"},
 		{name: "dev refresh ttl zero", mutate: func(c *Config) { c.Auth.Dev.RefreshTokenTTL = 0 }, wantKey: "auth.dev.refresh_token_ttl", wantMsg: "positive"},
+
+		{name: "sqlite file", mutate: func(c *Config) { c.Store.DSN = "/srv/kadu.db?_pragma=busy_timeout(5000)" }},
+		{name: "sqlite URI", mutate: func(c *Config) { c.Store.DSN = "file:/srv/kadu.db?mode=rwc" }},
+		{name: "postgres URL", mutate: func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://kadu:pw@db.example.com:5432/kadu?sslmode=verify-full"}
+		}},
+		{name: "postgresql scheme", mutate: func(c *Config) { c.Store = Store{Driver: DriverPostgres, DSN: "postgresql://db/kadu"} }},
+		{name: "postgres socket directory", mutate: func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgres:///kadu?host=/run/postgresql"}
+		}},
+		{name: "store driver", mutate: func(c *Config) { c.Store.Driver = "mysql" }, wantKey: "store.driver", wantMsg: `"mysql" is not allowed (want one of sqlite, postgres)`},
+		{name: "store driver empty", mutate: func(c *Config) { c.Store.Driver = "" }, wantKey: "store.driver", wantMsg: "want one of sqlite, postgres"},
+		{name: "postgres without dsn", mutate: func(c *Config) { c.Store.Driver = DriverPostgres }, wantKey: "store.dsn", wantMsg: "required when store.driver is postgres"},
+		{name: "postgres key=value dsn", mutate: func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "host=db user=kadu dbname=kadu"}
+		}, wantKey: "store.dsn", wantMsg: "not a postgres:// URL"},
+		{name: "postgres dsn without host", mutate: func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgres:///kadu?sslmode=disable"}
+		}, wantKey: "store.dsn", wantMsg: "no host and no socket directory"},
+		{name: "postgres dsn bad port", mutate: func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://db:port/kadu"}
+		}, wantKey: "store.dsn", wantMsg: "does not parse"},
+		{name: "sqlite given a postgres URL", mutate: func(c *Config) { c.Store.DSN = "postgres://db/kadu" }, wantKey: "store.dsn", wantMsg: "set store.driver: postgres"},
+		{name: "sqlite in memory", mutate: func(c *Config) { c.Store.DSN = ":memory:" }, wantKey: "store.dsn", wantMsg: "in-memory"},
+
+		{name: "http runner", mutate: func(c *Config) {
+			c.Runner.Kind = RunnerHTTP
+			c.Runner.HTTP.URL = "https://agent.example.com/v1"
+			c.Runner.HTTP.Token = "tok_abc.DEF-123"
+		}},
+		{name: "http runner on loopback", mutate: func(c *Config) { c.Runner.Kind = RunnerHTTP; c.Runner.HTTP.URL = "http://127.0.0.1:7070" }},
+		{name: "runner kind", mutate: func(c *Config) { c.Runner.Kind = "remote" }, wantKey: "runner.kind", wantMsg: "want one of builtin, http"},
+		{name: "http runner without url", mutate: func(c *Config) { c.Runner.Kind = RunnerHTTP }, wantKey: "runner.http.url", wantMsg: "required"},
+		{name: "runner url checked even when builtin", mutate: func(c *Config) { c.Runner.HTTP.URL = "agent:7070" }, wantKey: "runner.http.url", wantMsg: "scheme"},
+		{name: "runner url http on a public host", mutate: func(c *Config) {
+			c.Runner.Kind = RunnerHTTP
+			c.Runner.HTTP.URL = "http://agent.example.com"
+		}, wantKey: "runner.http.url", wantMsg: "https"},
+		{name: "runner url with user info", mutate: func(c *Config) { c.Runner.HTTP.URL = "https://u:pw@agent.example.com" }, wantKey: "runner.http.url", wantMsg: "user information"},
+		{name: "runner url with query", mutate: func(c *Config) { c.Runner.HTTP.URL = "https://agent.example.com/?x=1" }, wantKey: "runner.http.url", wantMsg: "query"},
+		{name: "runner token with newline", mutate: func(c *Config) { c.Runner.HTTP.Token = "abc\n" }, wantKey: "runner.http.token", wantMsg: "trailing newline"},
+		{name: "runner token with space", mutate: func(c *Config) { c.Runner.HTTP.Token = "Bearer abc" }, wantKey: "runner.http.token", wantMsg: "spaces"},
+		{name: "runner timeout", mutate: func(c *Config) { c.Runner.HTTP.Timeout = 0 }, wantKey: "runner.http.timeout", wantMsg: "positive"},
+		{name: "runner poll interval", mutate: func(c *Config) { c.Runner.HTTP.PollInterval = -time.Second }, wantKey: "runner.http.poll_interval", wantMsg: "positive"},
+
+		{name: "orgs on and off", mutate: func(c *Config) { c.Orgs.AutoProvision = "on"; c.Orgs.ExampleTasks = "off" }},
+		{name: "orgs true and false", mutate: func(c *Config) { c.Orgs.AutoProvision = "true"; c.Orgs.ExampleTasks = "false" }},
+		{name: "auto_provision", mutate: func(c *Config) { c.Orgs.AutoProvision = "maybe" }, wantKey: "orgs.auto_provision", wantMsg: `"maybe" is not allowed (want one of auto, on, off)`},
+		{name: "example_tasks", mutate: func(c *Config) { c.Orgs.ExampleTasks = "" }, wantKey: "orgs.example_tasks", wantMsg: "auto, on, off"},
+		{name: "default plan undefined", mutate: func(c *Config) { c.Orgs.DefaultPlan = "gold" }, wantKey: "orgs.default_plan", wantMsg: `"gold" is not a defined plan (want one of developer, team`},
+		{name: "default plan empty", mutate: func(c *Config) { c.Orgs.DefaultPlan = "" }, wantKey: "orgs.default_plan", wantMsg: "not a defined plan"},
+		{name: "no plans", mutate: func(c *Config) { c.Plans = nil }, wantKey: "orgs.default_plan", wantMsg: "none is defined"},
+
+		{name: "custom plan", mutate: func(c *Config) {
+			c.Plans["gold"] = Plan{ConcurrentExecutions: 1, ExecutionsPerMonth: 1, MaxFileSizeBytes: 1, Retention: time.Second,
+				RequestsPerMinute: 1, CostCapCents: 1, MaxCostPerExecutionCents: 1}
+			c.Orgs.DefaultPlan = "gold"
+		}},
+		{name: "per-execution cost equal to the cap", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.MaxCostPerExecutionCents = p.CostCapCents }) }},
+		{name: "plan without webhooks", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.Webhooks = 0 }) }},
+		{name: "plan name", mutate: func(c *Config) { c.Plans["Gold"] = c.Plans["team"] }, wantKey: "plans.Gold", wantMsg: "not a valid plan name"},
+		{name: "plan name with a dot", mutate: func(c *Config) { c.Plans["a.b"] = c.Plans["team"] }, wantKey: "plans.a.b", wantMsg: "not a valid plan name"},
+		{name: "concurrent_executions", mutate: func(c *Config) { setPlan(c, "developer", func(p *Plan) { p.ConcurrentExecutions = 0 }) },
+			wantKey: "plans.developer.concurrent_executions", wantMsg: "0 or not set"},
+		{name: "executions_per_month", mutate: func(c *Config) { setPlan(c, "developer", func(p *Plan) { p.ExecutionsPerMonth = -1 }) },
+			wantKey: "plans.developer.executions_per_month", wantMsg: "-1 is negative"},
+		{name: "max_file_size_bytes", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.MaxFileSizeBytes = 0 }) },
+			wantKey: "plans.team.max_file_size_bytes", wantMsg: "greater than 0"},
+		{name: "retention zero", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.Retention = 0 }) },
+			wantKey: "plans.team.retention", wantMsg: "0 or not set"},
+		{name: "retention negative", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.Retention = -time.Hour }) },
+			wantKey: "plans.team.retention", wantMsg: "positive duration"},
+		{name: "webhooks negative", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.Webhooks = -1 }) },
+			wantKey: "plans.team.webhooks", wantMsg: "want 0 (no webhooks) or more"},
+		{name: "requests_per_minute", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.RequestsPerMinute = 0 }) },
+			wantKey: "plans.team.requests_per_minute", wantMsg: "greater than 0"},
+		{name: "cost_cap_cents", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.CostCapCents = 0 }) },
+			wantKey: "plans.team.cost_cap_cents", wantMsg: "greater than 0"},
+		{name: "max_cost_per_execution_cents", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.MaxCostPerExecutionCents = 0 }) },
+			wantKey: "plans.team.max_cost_per_execution_cents", wantMsg: "greater than 0"},
+		{name: "per-execution cost above the cap", mutate: func(c *Config) { setPlan(c, "team", func(p *Plan) { p.MaxCostPerExecutionCents = p.CostCapCents + 1 }) },
+			wantKey: "plans.team.max_cost_per_execution_cents", wantMsg: "500001 is more than plans.team.cost_cap_cents (500000)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,5 +266,57 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	want := []string{"addr", "log.level", "auth.algorithms[0]"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("Validate() keys = %v, want %v", keys, want)
+	}
+}
+
+// setPlan changes one field of a plan of c.
+func setPlan(c *Config, name string, f func(*Plan)) {
+	p := c.Plans[name]
+	f(&p)
+	c.Plans[name] = p
+}
+
+// No message shows a password or the runner token.
+func TestValidateNeverShowsSecrets(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t"
+	tests := []struct {
+		name    string
+		mutate  func(c *Config)
+		wantKey string
+	}{
+		{"postgres without host", func(c *Config) { c.Store = Store{Driver: DriverPostgres, DSN: "postgres://u:" + secret + "@/kadu"} }, "store.dsn"},
+		{"postgres bad port", func(c *Config) { c.Store = Store{Driver: DriverPostgres, DSN: "postgres://u:" + secret + "@db:x/kadu"} }, "store.dsn"},
+		{"postgres bad escape", func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://u:" + secret + "%zz@db/kadu"}
+		}, "store.dsn"},
+		{"postgres password parameter", func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgres:///kadu?password=" + secret}
+		}, "store.dsn"},
+		{"postgres key=value", func(c *Config) { c.Store = Store{Driver: DriverPostgres, DSN: "host=db password=" + secret} }, "store.dsn"},
+		{"postgres URL for sqlite", func(c *Config) { c.Store.DSN = DSN("postgres://u:" + secret + "@db/kadu") }, "store.dsn"},
+		{"runner URL with user info", func(c *Config) { c.Runner.HTTP.URL = "https://u:" + secret + "@agent.example.com" }, "runner.http.url"},
+		{"runner URL http with user info", func(c *Config) {
+			c.Runner.Kind = RunnerHTTP
+			c.Runner.HTTP.URL = "http://u:" + secret + "@agent.example.com"
+		}, "runner.http.url"},
+		{"runner URL with a token parameter", func(c *Config) { c.Runner.HTTP.URL = "https://agent.example.com/?token=" + secret }, "runner.http.url"},
+		{"runner URL unparseable", func(c *Config) { c.Runner.HTTP.URL = "https://u:" + secret + "@agent:port" }, "runner.http.url"},
+		{"runner token", func(c *Config) { c.Runner.HTTP.Token = Secret(secret + " \n") }, "runner.http.token"},
+	}
+	for _, tt := range tests {
+		c := validBase()
+		tt.mutate(&c)
+		err := c.Validate()
+		if err == nil {
+			t.Errorf("%s: Validate() = nil, want an error", tt.name)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: Validate() shows the secret: %v", tt.name, err)
+		}
+		if ke := keyErrors(t, err); ke[0].Key != tt.wantKey {
+			t.Errorf("%s: Validate() = %v, want an error for %s", tt.name, err, tt.wantKey)
+		}
 	}
 }
