@@ -1,0 +1,46 @@
+package statement
+
+import "fmt"
+
+// Transaction is one entry of a bank statement.
+type Transaction struct {
+	ID          string `json:"id"`             // FITID (OFX) or the document column (CSV); may be empty or repeated
+	Date        Date   `json:"date"`           // posting date
+	AmountCents int64  `json:"amount_cents"`   // > 0 credit (money in), < 0 debit (money out)
+	Description string `json:"description"`    // NAME and MEMO (OFX) or the description column (CSV); untrusted text
+	Type        string `json:"type,omitempty"` // OFX TRNTYPE ("CREDIT", "DEBIT", "FEE"…); empty for CSV
+	Line        int    `json:"line"`           // 1-based line of the source where the transaction starts
+}
+
+// Statement is what a parser read from one file.
+type Statement struct {
+	Format       string        // "csv" or "ofx"
+	Account      string        // OFX BANKID/ACCTID ("341/12345-6"); empty for CSV
+	Currency     string        // OFX CURDEF ("BRL"); empty for CSV
+	Transactions []Transaction // in file order
+	Skipped      int           // rows deliberately skipped: balances, footers, informative lines
+}
+
+// ParseError reports input a parser could not read, with the 1-based line.
+type ParseError struct {
+	Line int
+	Msg  string
+	Err  error // underlying cause (ErrDate, money.ErrAmount, a csv error), may be nil
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Limits bound what a parser accepts.
+type Limits struct {
+	// MaxTransactions is the most transactions a statement may hold; 0 means
+	// 200,000.
+	MaxTransactions int
+}
+
+func (l Limits) maxTransactions() int {
+	if l.MaxTransactions <= 0 {
+		return 200_000
+	}
+	return l.MaxTransactions
+}

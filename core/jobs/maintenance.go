@@ -1,0 +1,47 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/kobana/kadu/core/store"
+)
+
+// maintenanceArgs is the periodic job (leader only) that expires
+// executions left waiting for input and purges what retention allows.
+type maintenanceArgs struct{}
+
+func (maintenanceArgs) Kind() string { return "maintenance" }
+
+type maintenanceWorker struct {
+	river.WorkerDefaults[maintenanceArgs]
+	q *Queue
+}
+
+func (w *maintenanceWorker) Work(ctx context.Context, job *river.Job[maintenanceArgs]) error {
+	q, now := w.q, w.q.opts.Now()
+	expired, err := q.opts.Store.ExpireWaiting(ctx, now)
+	if err != nil {
+		return err
+	}
+	for _, e := range expired {
+		q.log.InfoContext(ctx, "execution expired waiting for input", slog.String("execution_id", e.ID), slog.String("org_id", e.OrgID))
+	}
+	// Soft-deleted rows go after the longest retention of any plan: the
+	// store purges across organisations in one statement, and no
+	// organisation may lose rows before its own plan allows.
+	retention := time.Duration(0)
+	for _, p := range q.opts.Plans {
+		retention = max(retention, p.Retention)
+	}
+	if retention > 0 {
+		if _, err := q.opts.Store.PurgeDeleted(ctx, now.Add(-retention)); err != nil {
+			return err
+		}
+	}
+	_, err = q.opts.Store.PurgeIdempotency(ctx, now.Add(-store.IdempotencyRetention))
+	return err
+}

@@ -1,0 +1,180 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/kobana/kadu/core/agent"
+	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/store"
+)
+
+// Options configure a Queue. Store, Runner and Plans are required.
+type Options struct {
+	Store  *store.DB
+	Runner agent.Runner
+	// Plans are the configured plans; an organisation's plan name picks one.
+	Plans map[string]config.Plan
+	// OutputDir is where output files are written until the files feature
+	// stores them as blobs: OutputDir/<org>/<execution>/<name>.
+	OutputDir string
+	// Workers is how many executions run at once on this replica
+	// (default 10); each organisation's plan still caps its own.
+	Workers int
+	// PollInterval is how often the queue looks for new jobs (default 500 ms
+	// on SQLite, 1 s on PostgreSQL, which has no listener here).
+	PollInterval time.Duration
+	// WaitingTTL is how long an execution waits for input before it expires
+	// (default 24 h).
+	WaitingTTL time.Duration
+	// CancelCheck is how often a running execution checks whether it was
+	// cancelled from another replica (default 500 ms).
+	CancelCheck time.Duration
+	// MaintenanceInterval spaces expiry and purge runs (default 1 min).
+	MaintenanceInterval time.Duration
+	Logger              *slog.Logger
+	Now                 func() time.Time
+}
+
+// Queue is the River client of one replica. Start it to work jobs; it can
+// enqueue without being started. Safe for concurrent use.
+type Queue struct {
+	// fixed at creation
+	client *river.Client[*sql.Tx]
+	opts   Options
+	log    *slog.Logger
+}
+
+// New migrates River's tables in the store's database and builds the
+// client. Nothing runs until Start.
+func New(ctx context.Context, opts Options) (*Queue, error) {
+	if opts.Store == nil || opts.Runner == nil || opts.Plans == nil {
+		return nil, errors.New("jobs: Options.Store, Runner and Plans are required")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 10
+	}
+	if opts.WaitingTTL <= 0 {
+		opts.WaitingTTL = 24 * time.Hour
+	}
+	if opts.CancelCheck <= 0 {
+		opts.CancelCheck = 500 * time.Millisecond
+	}
+	if opts.MaintenanceInterval <= 0 {
+		opts.MaintenanceInterval = time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	var driver riverdriver.Driver[*sql.Tx]
+	switch opts.Store.Driver() {
+	case store.DriverSQLite:
+		driver = riversqlite.New(opts.Store.Writer())
+		if opts.PollInterval <= 0 {
+			opts.PollInterval = 500 * time.Millisecond
+		}
+	case store.DriverPostgres:
+		driver = riverdatabasesql.New(opts.Store.Writer())
+		if opts.PollInterval <= 0 {
+			opts.PollInterval = time.Second
+		}
+	default:
+		return nil, fmt.Errorf("jobs: unknown store driver %q", opts.Store.Driver())
+	}
+	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quiet(opts.Logger)})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("jobs: migrating the queue's tables: %w", err)
+	}
+
+	q := &Queue{opts: opts, log: opts.Logger}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &executeWorker{q: q})
+	river.AddWorker(workers, &maintenanceWorker{q: q})
+	client, err := river.NewClient(driver, &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
+		Workers:           workers,
+		FetchPollInterval: opts.PollInterval,
+		PollOnly:          true,
+		JobTimeout:        -1, // executions have their own timeout (task.timeout_seconds)
+		MaxAttempts:       5,
+		Logger:            quiet(opts.Logger),
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(opts.MaintenanceInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return maintenanceArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "maintenance"}),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	q.client = client
+	return q, nil
+}
+
+// quiet keeps River's own chatter at warn and above.
+func quiet(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFloor{l.Handler(), slog.LevelWarn})
+}
+
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h levelFloor) WithGroup(name string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(name), h.min}
+}
+
+// Start begins working jobs until Stop.
+func (q *Queue) Start(ctx context.Context) error { return q.client.Start(ctx) }
+
+// Stop stops fetching, lets running jobs finish until ctx is done, then
+// cancels them. An execution interrupted that way stays running and its
+// job is retried, on any replica, from the start of its current run.
+func (q *Queue) Stop(ctx context.Context) error {
+	err := q.client.Stop(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return q.client.StopAndCancel(context.Background())
+	}
+	return err
+}
+
+// EnqueueExecution inserts the job that runs execution id inside tx, so the
+// job exists exactly when the transaction that made the execution queued
+// commits.
+func (q *Queue) EnqueueExecution(ctx context.Context, tx *store.Tx, orgID, executionID string) error {
+	_, err := q.client.InsertTx(ctx, tx.SQL(), executeArgs{OrgID: orgID, ExecutionID: executionID}, nil)
+	if err != nil {
+		return fmt.Errorf("enqueueing execution %s: %w", executionID, err)
+	}
+	return nil
+}
+
+// CancelRunning is a no-op hook: a running execution polls its own status
+// every CancelCheck and stops within about that long once it reads
+// cancelling, on whichever replica runs it.
+func (q *Queue) CancelRunning(ctx context.Context, orgID, executionID string) error { return nil }
