@@ -43,6 +43,7 @@ type Config struct {
 	Log    Log    `koanf:"log"`
 	HTTP   HTTP   `koanf:"http"`
 	Auth   Auth   `koanf:"auth"`
+	API    API    `koanf:"api"`
 	Store  Store  `koanf:"store"`
 	Runner Runner `koanf:"runner"`
 	Orgs   Orgs   `koanf:"orgs"`

@@ -119,7 +119,9 @@ func expandKeys(c Config) []string {
 
 func TestProductionExampleLoads(t *testing.T) {
 	t.Parallel()
-	got, err := load(filepath.Join("..", "..", "config", "production.example.yaml"), true, nil, environ())
+	// Replicas share the cursor signing key through the environment.
+	got, err := load(filepath.Join("..", "..", "config", "production.example.yaml"), true, nil,
+		environ("KADU_API__SIGNING_KEY=0123456789abcdef0123456789abcdef-test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +206,7 @@ func TestLoadEnvMapping(t *testing.T) {
 		{"OTHER_ADDR=ignored", func(c *Config) any { return c.Addr }, "127.0.0.1:8080"},
 
 		{"KADU_STORE__DSN=/srv/kadu/k.db?_pragma=busy_timeout(5000)", func(c *Config) any { return c.StoreDSN() }, "/srv/kadu/k.db?_pragma=busy_timeout(5000)"},
-		{"KADU_STORE__DRIVER=postgres | KADU_STORE__DSN=postgres://kadu:pw@db:5432/kadu",
+		{"KADU_STORE__DRIVER=postgres | KADU_STORE__DSN=postgres://kadu:pw@db:5432/kadu | KADU_API__SIGNING_KEY=0123456789abcdef0123456789abcdef",
 			func(c *Config) any { return []string{c.Store.Driver, c.StoreDSN()} }, []string{"postgres", "postgres://kadu:pw@db:5432/kadu"}},
 		{"KADU_RUNNER__KIND=http | KADU_RUNNER__HTTP__URL=https://agent.example.com | KADU_RUNNER__HTTP__TOKEN=tok",
 			func(c *Config) any { return []string{c.Runner.Kind, c.Runner.HTTP.URL, c.Runner.HTTP.Token.Reveal()} },
@@ -457,7 +459,7 @@ func TestBindFlag(t *testing.T) {
 func TestSchemaKeys(t *testing.T) {
 	t.Parallel()
 	want := []string{
-		"addr", "admin_addr",
+		"addr", "admin_addr", "api.signing_key",
 		"auth.algorithms", "auth.audiences",
 		"auth.dev.access_token_ttl", "auth.dev.default_org", "auth.dev.default_role", "auth.dev.default_subject", "auth.dev.refresh_token_ttl",
 		"auth.issuer", "auth.jwks_url", "auth.max_token_lifetime", "auth.org_claim", "auth.require_at_jwt", "auth.role_claim", "auth.scope_claim",

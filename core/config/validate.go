@@ -85,6 +85,7 @@ func (c *Config) Validate() error {
 	}
 	p.mcpPath(c.MCPPath)
 
+	c.API.validate(&p, c.Store.Driver)
 	p.oneOf("log.level", c.Log.Level, allowedLogLevels)
 	p.oneOf("log.format", c.Log.Format, allowedLogFormats)
 

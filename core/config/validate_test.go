@@ -13,6 +13,7 @@ import (
 func validBase() Config {
 	c := Defaults()
 	c.DataDir = "/var/lib/kadu"
+	c.API.SigningKey = "0123456789abcdef0123456789abcdef" // as replicas on PostgreSQL must
 	return c
 }
 
@@ -66,6 +67,15 @@ func TestValidate(t *testing.T) {
 			c.Auth.MaxTokenLifetime = 10 * time.Minute
 		}},
 
+		{name: "postgres needs a shared signing key", mutate: func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://db/kadu"}
+			c.API.SigningKey = ""
+		}, wantKey: "api.signing_key", wantMsg: "every replica"},
+		{name: "postgres with a signing key", mutate: func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://db/kadu"}
+			c.API.SigningKey = "0123456789abcdef0123456789abcdef"
+		}},
+		{name: "short signing key", mutate: func(c *Config) { c.API.SigningKey = "short" }, wantKey: "api.signing_key", wantMsg: "too short"},
 		{name: "addr without port", mutate: func(c *Config) { c.Addr = "localhost" }, wantKey: "addr", wantMsg: "host:port"},
 		{name: "addr port out of range", mutate: func(c *Config) { c.Addr = "127.0.0.1:99999" }, wantKey: "addr", wantMsg: "0 to 65535"},
 		{name: "addr port not a number", mutate: func(c *Config) { c.Addr = "127.0.0.1:http" }, wantKey: "addr", wantMsg: "0 to 65535"},
@@ -280,6 +290,7 @@ func setPlan(c *Config, name string, f func(*Plan)) {
 func TestValidateNeverShowsSecrets(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cr3t"
+	base := validBase
 	tests := []struct {
 		name    string
 		mutate  func(c *Config)
@@ -305,7 +316,7 @@ func TestValidateNeverShowsSecrets(t *testing.T) {
 		{"runner token", func(c *Config) { c.Runner.HTTP.Token = Secret(secret + " \n") }, "runner.http.token"},
 	}
 	for _, tt := range tests {
-		c := validBase()
+		c := base()
 		tt.mutate(&c)
 		err := c.Validate()
 		if err == nil {
