@@ -15,8 +15,9 @@ import (
 
 // executeArgs is the job that runs one execution.
 type executeArgs struct {
-	OrgID       string `json:"org_id"`
-	ExecutionID string `json:"execution_id"`
+	OrgID       string        `json:"org_id"`
+	ExecutionID string        `json:"execution_id"`
+	Resume      *ResumeAnswer `json:"resume,omitempty"` // set when continuing a waiting_input execution
 }
 
 func (executeArgs) Kind() string { return "execute" }
@@ -69,10 +70,10 @@ func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) e
 	default:
 		return nil
 	}
-	return w.run(ctx, exe)
+	return w.run(ctx, exe, job.Args.Resume)
 }
 
-func (w *executeWorker) run(ctx context.Context, exe store.Execution) error {
+func (w *executeWorker) run(ctx context.Context, exe store.Execution, resume *ResumeAnswer) error {
 	q, st := w.q, w.q.opts.Store
 	task, err := st.GetTask(ctx, exe.OrgID, exe.TaskID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -95,8 +96,8 @@ func (w *executeWorker) run(ctx context.Context, exe store.Execution) error {
 		State:        rs.Runner,
 		MaxCostCents: exe.Cost.MaxCostCents,
 	}
-	if rs.Resume != nil {
-		job.Resume = &agent.Resume{StepID: rs.Resume.StepID, Answer: rs.Resume.Answer}
+	if resume != nil {
+		job.Resume = &agent.Resume{StepID: resume.StepID, Answer: resume.Answer}
 	}
 
 	timeout := time.Duration(task.TimeoutSeconds) * time.Second

@@ -79,27 +79,18 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	var driver riverdriver.Driver[*sql.Tx]
-	switch opts.Store.Driver() {
-	case store.DriverSQLite:
-		driver = riversqlite.New(opts.Store.Writer())
-		if opts.PollInterval <= 0 {
+	driver, err := newDriver(opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second // PostgreSQL: no listener, poll
+		if opts.Store.Driver() == store.DriverSQLite {
 			opts.PollInterval = 500 * time.Millisecond
 		}
-	case store.DriverPostgres:
-		driver = riverdatabasesql.New(opts.Store.Writer())
-		if opts.PollInterval <= 0 {
-			opts.PollInterval = time.Second
-		}
-	default:
-		return nil, fmt.Errorf("jobs: unknown store driver %q", opts.Store.Driver())
 	}
-	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quiet(opts.Logger)})
-	if err != nil {
-		return nil, fmt.Errorf("jobs: %w", err)
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return nil, fmt.Errorf("jobs: migrating the queue's tables: %w", err)
+	if err := migrate(ctx, driver, opts.Logger); err != nil {
+		return nil, err
 	}
 
 	q := &Queue{opts: opts, log: opts.Logger}
@@ -125,6 +116,41 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 	}
 	q.client = client
 	return q, nil
+}
+
+// newDriver picks River's driver for the store's database.
+func newDriver(db *store.DB) (riverdriver.Driver[*sql.Tx], error) {
+	switch db.Driver() {
+	case store.DriverSQLite:
+		return riversqlite.New(db.Writer()), nil
+	case store.DriverPostgres:
+		return riverdatabasesql.New(db.Writer()), nil
+	}
+	return nil, fmt.Errorf("jobs: unknown store driver %q", db.Driver())
+}
+
+// Migrate creates or upgrades the queue's tables in the store's database;
+// New does it too. For `kadu migrate`.
+func Migrate(ctx context.Context, db *store.DB, log *slog.Logger) error {
+	driver, err := newDriver(db)
+	if err != nil {
+		return err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return migrate(ctx, driver, log)
+}
+
+func migrate(ctx context.Context, driver riverdriver.Driver[*sql.Tx], log *slog.Logger) error {
+	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quiet(log)})
+	if err != nil {
+		return fmt.Errorf("jobs: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("jobs: migrating the queue's tables: %w", err)
+	}
+	return nil
 }
 
 // quiet keeps River's own chatter at warn and above.
@@ -168,6 +194,16 @@ func (q *Queue) Stop(ctx context.Context) error {
 // commits.
 func (q *Queue) EnqueueExecution(ctx context.Context, tx *store.Tx, orgID, executionID string) error {
 	_, err := q.client.InsertTx(ctx, tx.SQL(), executeArgs{OrgID: orgID, ExecutionID: executionID}, nil)
+	if err != nil {
+		return fmt.Errorf("enqueueing execution %s: %w", executionID, err)
+	}
+	return nil
+}
+
+// EnqueueResume inserts, inside tx, the job that resumes execution id
+// (just moved from waiting_input back to queued) with the answer.
+func (q *Queue) EnqueueResume(ctx context.Context, tx *store.Tx, orgID, executionID string, r ResumeAnswer) error {
+	_, err := q.client.InsertTx(ctx, tx.SQL(), executeArgs{OrgID: orgID, ExecutionID: executionID, Resume: &r}, nil)
 	if err != nil {
 		return fmt.Errorf("enqueueing execution %s: %w", executionID, err)
 	}

@@ -193,15 +193,11 @@ func TestPauseAndContinue(t *testing.T) {
 		// What the API's continue does: answer, requeue, enqueue, in one transaction.
 		ctx := context.Background()
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.Transition(ctx, "org_a", exe.ID, []store.Status{store.StatusWaitingInput}, store.StatusQueued, func(e *store.Execution) {
-				rs, _ := ParseRunnerState(e.RunnerState)
-				rs.Resume = &ResumeAnswer{StepID: waiting.PendingInput.StepID, Answer: json.RawMessage(`{"month":"2026-03"}`)}
-				e.RunnerState = rs.Encode()
-			})
+			_, err := tx.Transition(ctx, "org_a", exe.ID, []store.Status{store.StatusWaitingInput}, store.StatusQueued, nil)
 			if err != nil {
 				return err
 			}
-			return q.EnqueueExecution(ctx, tx, "org_a", exe.ID)
+			return q.EnqueueResume(ctx, tx, "org_a", exe.ID, ResumeAnswer{StepID: waiting.PendingInput.StepID, Answer: json.RawMessage(`{"month":"2026-03"}`)})
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -6,15 +6,13 @@ import (
 )
 
 // RunnerState is what an execution's runner_state column holds: the
-// runner's opaque state from its last pause and, once the execution is
-// continued, the answer to hand back. The API writes Resume when it
-// continues an execution; the worker reads and clears it.
+// runner's opaque state from its last pause.
 type RunnerState struct {
 	Runner json.RawMessage `json:"runner,omitempty"` // agent.Outcome.State
-	Resume *ResumeAnswer   `json:"resume,omitempty"`
 }
 
-// ResumeAnswer is the answer to a waiting_input execution.
+// ResumeAnswer is the answer to a waiting_input execution. It travels in
+// the job that resumes the execution, so a retried job still carries it.
 type ResumeAnswer struct {
 	StepID string          `json:"step_id"`
 	Answer json.RawMessage `json:"answer"`
