@@ -26,7 +26,8 @@ type Problem struct {
 type Error struct {
 	Status     int
 	Problems   []Problem
-	RetryAfter int // seconds, for 429 and 503
+	RetryAfter int         // seconds, for 429 and 503
+	Header     http.Header // extra response headers, e.g. WWW-Authenticate on insufficient_scope
 }
 
 func (e *Error) Error() string {
@@ -126,16 +127,23 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			ae = problem(http.StatusInternalServerError, "internal_error", "Internal error",
 				"Something went wrong on our side.", "Retry later; if it persists, report the request_id.")
 		}
-		h := c.Response().Header()
-		h.Set("Cache-Control", "no-store")
-		if ae.RetryAfter > 0 {
-			h.Set("Retry-After", fmt.Sprint(ae.RetryAfter))
-		}
+		ae.setHeaders(c.Response().Header())
 		if c.Request().Method == http.MethodHead {
 			_ = c.NoContent(ae.Status)
 			return
 		}
 		_ = c.JSON(ae.Status, ae.body(requestID(c)))
+	}
+}
+
+// setHeaders writes the headers every error response carries.
+func (e *Error) setHeaders(h http.Header) {
+	for k, vs := range e.Header {
+		h[k] = append([]string(nil), vs...)
+	}
+	h.Set("Cache-Control", "no-store")
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", fmt.Sprint(e.RetryAfter))
 	}
 }
 

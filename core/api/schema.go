@@ -44,12 +44,20 @@ func (noLoader) Load(url string) (any, error) {
 // validateInput checks input against schema and returns a 422 with one
 // problem per failing location, param "input.<path>".
 func validateInput(schema *jsonschema.Schema, input json.RawMessage) error {
-	if len(input) == 0 {
-		input = json.RawMessage("{}")
+	return validateAgainst(schema, input, "input",
+		"Make input match the task's input_schema (kadu_tasks_get shows it, with examples).")
+}
+
+// validateAgainst checks doc (the value of body member param) against
+// schema: a 422 with one problem per failing location, param
+// "<param>.<path>", each with hint.
+func validateAgainst(schema *jsonschema.Schema, doc json.RawMessage, param, hint string) error {
+	if len(doc) == 0 {
+		doc = json.RawMessage("{}")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return paramProblem(http.StatusUnprocessableEntity, "validation_error", "input", "input is not valid JSON.", "Send input as a JSON object.")
+		return paramProblem(http.StatusUnprocessableEntity, "validation_error", param, param+" is not valid JSON.", "Send "+param+" as a JSON object.")
 	}
 	err = schema.Validate(inst)
 	var ve *jsonschema.ValidationError
@@ -65,12 +73,12 @@ func validateInput(schema *jsonschema.Schema, input json.RawMessage) error {
 	})
 	var v validation
 	for _, leaf := range ls {
-		param := strings.Join(append([]string{"input"}, leaf.InstanceLocation...), ".")
+		at := strings.Join(append([]string{param}, leaf.InstanceLocation...), ".")
 		detail := strings.TrimSpace(leaf.Error())
 		if _, after, ok := strings.Cut(detail, "': "); ok && strings.HasPrefix(detail, "at '") {
 			detail = after // the param already says where
 		}
-		v.add(param, param+": "+detail, "Make input match the task's input_schema (kadu_tasks_get shows it, with examples).")
+		v.add(at, at+": "+detail, hint)
 	}
 	return v.err()
 }

@@ -39,11 +39,13 @@ type App struct {
 	log      *slog.Logger
 	public   *echo.Echo
 	admin    *http.ServeMux
+	backend  *backend
 	draining atomic.Bool
 }
 
-// New builds every part from cfg. Nothing is listening yet.
-func New(cfg *config.Config, opts Options) (*App, error) {
+// New builds every part from cfg: it opens (and migrates) the store, so
+// Close the App when done with it. Nothing is listening yet.
+func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -52,6 +54,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		log = newLogger(cfg.Log, os.Stderr)
 	}
 	a := &App{cfg: cfg, log: log, public: echo.New(), admin: http.NewServeMux()}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
 	a.public.HideBanner, a.public.HidePort = true, true
 	a.public.HTTPErrorHandler = a.httpError
 
@@ -65,6 +72,15 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	for _, p := range auth.MetadataPaths(cfg.MCPURL()) {
 		a.public.Any(p, prm)
 	}
+
+	if a.backend, err = openBackend(ctx, cfg, log); err != nil {
+		return nil, err
+	}
+	rest, err := newAPI(cfg, a.backend, authn, log)
+	if err != nil {
+		return nil, err
+	}
+	rest.Register(a.public.Group("/api/v1", rest.Middlewares(authn.Middleware())...))
 
 	origins, err := mcp.NewOriginPolicy(cfg.PublicOrigin(), cfg.Loopback())
 	if err != nil {
@@ -158,6 +174,10 @@ func newDevAuth(cfg *config.Config, log *slog.Logger, autoApprove bool) (*devaut
 	})
 }
 
+// Close releases what New opened (the store). Serve calls it when it
+// returns; call it yourself for an App you never serve.
+func (a *App) Close() error { return a.backend.close() }
+
 // Handler is the public listener's handler: MCP endpoint, metadata and,
 // in development, the embedded authorization server.
 func (a *App) Handler() http.Handler { return a.public }
@@ -204,11 +224,13 @@ func (a *App) httpError(err error, c echo.Context) {
 func (a *App) Serve(ctx context.Context, stdout io.Writer) error {
 	pub, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
+		a.Close()
 		return fmt.Errorf("addr: %w", err)
 	}
 	adm, err := net.Listen("tcp", a.cfg.AdminAddr)
 	if err != nil {
 		pub.Close()
+		a.Close()
 		return fmt.Errorf("admin_addr: %w", err)
 	}
 	return a.serveOn(ctx, pub, adm, stdout)
@@ -228,6 +250,13 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 		}
 	}
 	public, admin := newServer(a.public), newServer(a.admin)
+	// Not ctx: its end starts the graceful stop below, which drains the queue.
+	if err := a.backend.queue.Start(context.WithoutCancel(ctx)); err != nil {
+		pub.Close()
+		adm.Close()
+		a.Close()
+		return fmt.Errorf("starting the job queue: %w", err)
+	}
 	errc := make(chan error, 2)
 	go func() { errc <- public.Serve(pub) }()
 	go func() { errc <- admin.Serve(adm) }()
@@ -248,6 +277,9 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 	sctx, cancel := context.WithTimeout(context.Background(), h.ShutdownTimeout)
 	defer cancel()
 	err := errors.Join(public.Shutdown(sctx), admin.Shutdown(sctx))
+	// Running executions not done by the deadline go back to the queue and
+	// resume on another replica (or this one, after a restart).
+	err = errors.Join(err, a.backend.queue.Stop(sctx), a.Close())
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return errors.Join(serveErr, err)
 	}
@@ -257,7 +289,7 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 
 // Run builds Kadu from cfg and serves it until ctx is done.
 func Run(ctx context.Context, cfg *config.Config, version string, stdout io.Writer) error {
-	a, err := New(cfg, Options{Version: version})
+	a, err := New(ctx, cfg, Options{Version: version})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,10 +21,11 @@ import (
 func BenchmarkToolsList(b *testing.B) {
 	cfg := config.Defaults()
 	cfg.DataDir = b.TempDir()
-	a, err := New(&cfg, Options{Version: "bench", Catalog: &e2eCatalog{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := New(context.Background(), &cfg, Options{Version: "bench", Catalog: &e2eCatalog{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer a.Close()
 	token, err := MintDevToken(&cfg, TokenOptions{Scopes: []string{"kadu.read"}})
 	if err != nil {
 		b.Fatal(err)

@@ -102,6 +102,12 @@ func (b *syncBuffer) String() string {
 // and serves it on 127.0.0.1 until the test ends.
 func startServer(t testing.TB, autoApprove bool) *testServer {
 	t.Helper()
+	return startServerWith(t, autoApprove, nil)
+}
+
+// startServerWith is startServer with the configuration adjusted by mutate.
+func startServerWith(t testing.TB, autoApprove bool, mutate func(*config.Config)) *testServer {
+	t.Helper()
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +120,12 @@ func startServer(t testing.TB, autoApprove bool) *testServer {
 	cfg.Addr, cfg.AdminAddr = pub.Addr().String(), adm.Addr().String()
 	cfg.PublicURL = "http://" + pub.Addr().String()
 	cfg.DataDir = t.TempDir()
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	cat := &e2eCatalog{}
 	logs := &syncBuffer{}
-	a, err := New(&cfg, Options{
+	a, err := New(context.Background(), &cfg, Options{
 		Version: "test", Catalog: cat, DevAuthAutoApprove: autoApprove,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -189,11 +190,11 @@ func TestRestartKeepsTokens(t *testing.T) {
 	}
 	// A second server on another port cannot accept it (other audience),
 	// so restart on the same configuration instead: build a new App.
-	again, err := New(first.cfg, Options{Catalog: &e2eCatalog{}, Logger: first.app.log})
+	again, err := New(context.Background(), first.cfg, Options{Catalog: &e2eCatalog{}, Logger: first.app.log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	first.app = again
+	defer again.Close()
 	r, _ := http.NewRequest(http.MethodPost, first.cfg.MCPURL(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Authorization", "Bearer "+tok)

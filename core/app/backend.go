@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/kobana/kadu/core/agent"
+	"github.com/kobana/kadu/core/api"
+	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/jobs"
+	"github.com/kobana/kadu/core/store"
+)
+
+// backend is what serves /api/v1: the store, the job queue and the runner.
+type backend struct {
+	db    *store.DB
+	queue *jobs.Queue
+}
+
+// openBackend opens the store (migrating it) and builds the queue. On
+// error nothing stays open.
+func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (*backend, error) {
+	db, err := store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
+	}
+	runner, err := newRunner(cfg)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	q, err := jobs.New(ctx, jobs.Options{
+		Store:     db,
+		Runner:    runner,
+		Plans:     cfg.Plans,
+		OutputDir: filepath.Join(cfg.DataDir, "outputs"),
+		Logger:    log,
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &backend{db: db, queue: q}, nil
+}
+
+func newRunner(cfg *config.Config) (agent.Runner, error) {
+	if cfg.Runner.Kind == config.RunnerHTTP {
+		r, err := agent.NewHTTPRunner(cfg.Runner.HTTP.URL, cfg.Runner.HTTP.Token.Reveal(), &agent.HTTPOptions{
+			RequestTimeout: cfg.Runner.HTTP.Timeout,
+			PollInterval:   cfg.Runner.HTTP.PollInterval,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("runner.http: %w", err)
+		}
+		return r, nil
+	}
+	return agent.NewBuiltinRunner(nil), nil
+}
+
+func (b *backend) close() error {
+	if b == nil {
+		return nil
+	}
+	return b.db.Close()
+}
+
+// newAPI builds the /api/v1 handlers over the backend.
+func newAPI(cfg *config.Config, b *backend, challenger api.ScopeChallenger, log *slog.Logger) (*api.API, error) {
+	key, err := signingKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Options{
+		Store:         b.db,
+		Plans:         cfg.Plans,
+		DefaultPlan:   cfg.Orgs.DefaultPlan,
+		AutoProvision: cfg.AutoProvision(),
+		ExampleTasks:  cfg.ExampleTasks(),
+		CursorKey:     key,
+		Queue:         queueAdapter{b.queue},
+		Challenger:    challenger,
+		ValidatePlaybook: func(pb json.RawMessage) (int64, error) {
+			if cfg.Runner.Kind == config.RunnerHTTP {
+				return 0, nil // the agent service owns the playbook's meaning
+			}
+			return agent.ValidatePlaybook(pb)
+		},
+		Logger: log,
+	})
+}
+
+// queueAdapter lets the API use the queue without either package knowing
+// the other.
+type queueAdapter struct{ q *jobs.Queue }
+
+func (a queueAdapter) EnqueueExecution(ctx context.Context, tx *store.Tx, orgID, id string) error {
+	return a.q.EnqueueExecution(ctx, tx, orgID, id)
+}
+
+func (a queueAdapter) EnqueueResume(ctx context.Context, tx *store.Tx, orgID, id string, r api.Resume) error {
+	return a.q.EnqueueResume(ctx, tx, orgID, id, jobs.ResumeAnswer{StepID: r.StepID, Answer: r.Answer})
+}
+
+func (a queueAdapter) CancelRunning(ctx context.Context, orgID, id string) error {
+	return a.q.CancelRunning(ctx, orgID, id)
+}
+
+// signingKey is api.signing_key, or on a single node a random key kept in
+// <data_dir>/api/signing-key so that cursors survive restarts.
+func signingKey(cfg *config.Config) ([]byte, error) {
+	if k := cfg.API.SigningKey.Reveal(); k != "" {
+		return []byte(k), nil
+	}
+	path := filepath.Join(cfg.DataDir, "api", "signing-key")
+	if b, err := os.ReadFile(path); err == nil {
+		key, err := base64.StdEncoding.DecodeString(string(b))
+		if err != nil || len(key) < 32 {
+			return nil, fmt.Errorf("%s is damaged: delete it to generate a new key (API cursors already handed out stop working)", path)
+		}
+		return key, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading the API signing key: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("writing the API signing key: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(key)), 0o600); err != nil {
+		return nil, fmt.Errorf("writing the API signing key: %w", err)
+	}
+	return key, nil
+}
+
+// Migrate creates or upgrades the store's and the queue's tables, for
+// `kadu migrate`.
+func Migrate(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	b, err := openBackend(ctx, cfg, log) // Open and jobs.New both migrate
+	if err != nil {
+		return err
+	}
+	return b.close()
+}
