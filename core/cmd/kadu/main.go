@@ -3,6 +3,7 @@
 //
 //	kadu serve     run the server (embedded defaults: dev sign-in, loopback only)
 //	kadu token     print an access token from the embedded development issuer
+//	kadu migrate   create or upgrade the database tables, then exit
 //	kadu version   print the version
 //
 // Configuration comes from defaults ← YAML file (--config) ← KADU_*
@@ -26,6 +27,7 @@ func main() {
 		version: buildVersion(),
 		run:     app.Run,
 		mint:    app.MintDevToken,
+		migrate: app.Migrate,
 	})
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "kadu:", err)

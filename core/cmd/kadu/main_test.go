@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +25,8 @@ type fake struct {
 	mintCalls int
 	mintCfg   *config.Config
 	mintOpts  app.TokenOptions
+
+	migrateCalls int
 }
 
 func (f *fake) deps() deps {
@@ -39,6 +42,10 @@ func (f *fake) deps() deps {
 			f.mintCalls++
 			f.mintCfg, f.mintOpts = cfg, opts
 			return "header.payload.signature", nil
+		},
+		migrate: func(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+			f.migrateCalls++
+			return nil
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ type deps struct {
 	version string
 	run     func(ctx context.Context, cfg *config.Config, version string, stdout io.Writer) error
 	mint    func(cfg *config.Config, opts app.TokenOptions) (string, error)
+	migrate func(ctx context.Context, cfg *config.Config, log *slog.Logger) error
 }
 
 // newRootCmd builds the kadu command tree. Errors are returned from Execute,
@@ -49,6 +51,6 @@ See config/kadu.yaml for every key and its default.`,
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
 	})
 
-	root.AddCommand(newServeCmd(d), newTokenCmd(d), newVersionCmd(d))
+	root.AddCommand(newServeCmd(d), newTokenCmd(d), newMigrateCmd(d), newVersionCmd(d))
 	return root
 }

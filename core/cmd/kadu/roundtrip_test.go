@@ -32,7 +32,7 @@ func TestTokenAcceptedByMatchingServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	real := deps{version: "test", run: app.Run, mint: app.MintDevToken}
+	real := deps{version: "test", run: app.Run, mint: app.MintDevToken, migrate: app.Migrate}
 	addr, dataDir := freeAddr(t), t.TempDir()
 	flags := []string{"--config", emptyConfig(t), "--data-dir", dataDir, "--addr", addr, "--admin-addr", freeAddr(t)}
 
