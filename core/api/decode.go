@@ -32,12 +32,6 @@ const maxIdempotencyKey = 255
 // content type other than JSON 415.
 func readBody(c echo.Context) (*object, string, error) {
 	r := c.Request()
-	if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != echo.MIMEApplicationJSON && !strings.HasSuffix(mt, "+json")) {
-			return nil, "", echo.NewHTTPError(http.StatusUnsupportedMediaType)
-		}
-	}
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -48,6 +42,12 @@ func readBody(c echo.Context) (*object, string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = []byte("{}")
+	} else if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
+		// No Content-Type is taken as JSON; another type is refused.
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != echo.MIMEApplicationJSON && !strings.HasSuffix(mt, "+json")) {
+			return nil, "", echo.NewHTTPError(http.StatusUnsupportedMediaType)
+		}
 	}
 	if raw[0] != '{' {
 		return nil, "", errBadRequest("The body must be a JSON object.")

@@ -4,10 +4,22 @@
 //
 // It owns: the handlers and their conventions (error bodies, signed cursors,
 // idempotency, validation against JSON Schema, role × scope per route, the
-// plan and cost cap at launch).
+// launch policy, the plan and cost cap at launch), provisioning an
+// organisation on first sight, and the example tasks a new organisation
+// receives in the embedded setup (examples.go).
 //
 // It must not: know MCP (core/mcp and the bundles call it through HTTP
 // semantics only), verify tokens (the auth middleware puts the Principal in
-// the request context), or reach another organisation's rows (every store
-// call takes the caller's organisation).
+// the request context), run executions (it enqueues them through Queue), or
+// reach another organisation's rows (every store call takes the caller's
+// organisation).
+//
+// Wiring, once per process:
+//
+//	a, err := api.New(api.Options{Store: db, Plans: cfg.Plans, DefaultPlan: cfg.Orgs.DefaultPlan,
+//		AutoProvision: cfg.AutoProvision(), ExampleTasks: cfg.ExampleTasks(), CursorKey: key,
+//		Queue: jobs, Challenger: authn, ValidatePlaybook: agent.ValidatePlaybook, Logger: log})
+//	a.Register(e.Group(api.BasePath, a.Middlewares(authn.Middleware())...))
+//
+// RATIONALE.md records the decisions the SPEC left open.
 package api

@@ -96,22 +96,22 @@ func nonNil[T any](s []T) []T {
 }
 
 type executionJSON struct {
-	ID                  string           `json:"id"`
-	TaskID              string           `json:"task_id"`
-	TaskVersion         int              `json:"task_version"`
-	Status              store.Status     `json:"status"`
-	LaunchedBy          string           `json:"launched_by"`
-	Input               json.RawMessage  `json:"input"`
-	InputFileIDs        []string         `json:"input_file_ids"`
-	PreviousExecutionID *string          `json:"previous_execution_id"`
-	Output              *outputJSON      `json:"output"`
-	PendingInput        *pendingJSON     `json:"pending_input"`
-	Failure             *store.Failure   `json:"failure"`
-	Cost                costJSON         `json:"cost"`
-	CreatedAt           string           `json:"created_at"`
-	StartedAt           *string          `json:"started_at"`
-	FinishedAt          *string          `json:"finished_at"`
-	UpdatedAt           string           `json:"updated_at"`
+	ID                  string          `json:"id"`
+	TaskID              string          `json:"task_id"`
+	TaskVersion         int             `json:"task_version"`
+	Status              store.Status    `json:"status"`
+	LaunchedBy          string          `json:"launched_by"`
+	Input               json.RawMessage `json:"input"`
+	InputFileIDs        []string        `json:"input_file_ids"`
+	PreviousExecutionID *string         `json:"previous_execution_id"`
+	Output              *outputJSON     `json:"output"`
+	PendingInput        *pendingJSON    `json:"pending_input"`
+	Failure             *store.Failure  `json:"failure"`
+	Cost                costJSON        `json:"cost"`
+	CreatedAt           string          `json:"created_at"`
+	StartedAt           *string         `json:"started_at"`
+	FinishedAt          *string         `json:"finished_at"`
+	UpdatedAt           string          `json:"updated_at"`
 }
 
 type outputJSON struct {

@@ -45,8 +45,8 @@ func (a *API) serve(rt route) echo.HandlerFunc {
 	mutating := rt.method != http.MethodGet
 	return func(ec echo.Context) error {
 		req := ec.Request()
-		p, ok := auth.PrincipalFrom(req.Context())
-		if !ok {
+		p, found := auth.PrincipalFrom(req.Context())
+		if !found {
 			return problem(http.StatusUnauthorized, "unauthorized", "Unauthorized",
 				"The request has no verified access token.", "Send Authorization: Bearer with an access token for this server.")
 		}
@@ -61,26 +61,21 @@ func (a *API) serve(rt route) echo.HandlerFunc {
 			return err
 		}
 		c := &call{echo: ec, p: p, org: org}
-		if !mutating {
-			rep, err := rt.h(c)
+		if mutating {
+			body, key, err := readBody(ec)
 			if err != nil {
 				return err
 			}
-			return writeReply(ec, rep.status, encode(rep.body), rep.location, false)
+			c.body = body
+			if key != "" {
+				return a.idempotent(c, rt, key)
+			}
 		}
-		body, key, err := readBody(ec)
+		rep, err := rt.h(c)
 		if err != nil {
 			return err
 		}
-		c.body = body
-		if key == "" {
-			rep, err := rt.h(c)
-			if err != nil {
-				return err
-			}
-			return writeReply(ec, rep.status, encode(rep.body), rep.location, false)
-		}
-		return a.idempotent(c, rt, key)
+		return writeReply(ec, rep.status, encode(rep.body), rep.location, false)
 	}
 }
 

@@ -3,15 +3,15 @@ package api
 // usageJSON is GET /usage: the organisation's plan, its limits and what
 // has been used in the current UTC calendar month.
 type usageJSON struct {
-	Plan             string      `json:"plan"`
-	Limits           limitsJSON  `json:"limits"`
-	CostCapCents     int64       `json:"cost_cap_cents"`
-	MonthToDate      monthJSON   `json:"month_to_date"`
-	Remaining        monthJSON   `json:"remaining"`
-	ActiveExecutions int         `json:"active_executions"`
-	Currency         string      `json:"currency"`
-	PeriodStart      string      `json:"period_start"`
-	ResetsAt         string      `json:"resets_at"`
+	Plan             string     `json:"plan"`
+	Limits           limitsJSON `json:"limits"`
+	CostCapCents     int64      `json:"cost_cap_cents"`
+	MonthToDate      monthJSON  `json:"month_to_date"`
+	Remaining        monthJSON  `json:"remaining"`
+	ActiveExecutions int        `json:"active_executions"`
+	Currency         string     `json:"currency"`
+	PeriodStart      string     `json:"period_start"`
+	ResetsAt         string     `json:"resets_at"`
 }
 
 type limitsJSON struct {
