@@ -245,11 +245,11 @@ func methodNotAllowed(allow string) echo.HandlerFunc {
 }
 
 // Middlewares returns, in order, what the /api/v1 group needs around the
-// handlers: RequestID, Errors (renders every error, recovers panics),
+// handlers: RequestID, AccessLog, Errors (renders every error, recovers panics),
 // BodyLimit, then authn (the auth.Authenticator's Middleware). Use them as
 // e.Group(api.BasePath, a.Middlewares(authn.Middleware())...).
 func (a *API) Middlewares(authn echo.MiddlewareFunc) []echo.MiddlewareFunc {
-	return []echo.MiddlewareFunc{RequestID(), Errors(a.log), BodyLimit(), authn}
+	return []echo.MiddlewareFunc{RequestID(), AccessLog(a.log), Errors(a.log), BodyLimit(), authn}
 }
 
 // Errors renders the error a handler further in returns with ErrorHandler,
