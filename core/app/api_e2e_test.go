@@ -13,6 +13,18 @@ import (
 	"github.com/kobana/kadu/core/store/pgtest"
 )
 
+// useDriver points c at a fresh database of driver: SQLite in the data
+// dir (the default), or a throwaway PostgreSQL cluster for the test.
+func useDriver(tb testing.TB, c *config.Config, driver string) {
+	tb.Helper()
+	if driver != config.DriverPostgres {
+		return
+	}
+	cluster := pgtest.New(tb)
+	c.Store.Driver, c.Store.DSN = config.DriverPostgres, config.DSN(cluster.NewDatabase(tb))
+	c.API.SigningKey = "0123456789abcdef0123456789abcdef-test" // replicas share it
+}
+
 // restClient calls /api/v1 of a test server with one token.
 type restClient struct {
 	t     testing.TB
@@ -96,13 +108,7 @@ func (c restClient) findTask(name string) (id string, example any) {
 func TestAPIEndToEnd(t *testing.T) {
 	for _, driver := range []string{config.DriverSQLite, config.DriverPostgres} {
 		t.Run(driver, func(t *testing.T) {
-			srv := startServerWith(t, false, func(c *config.Config) {
-				if driver == config.DriverPostgres {
-					cluster := pgtest.New(t)
-					c.Store.Driver, c.Store.DSN = config.DriverPostgres, config.DSN(cluster.NewDatabase(t))
-					c.API.SigningKey = "0123456789abcdef0123456789abcdef-e2e"
-				}
-			})
+			srv := startServerWith(t, false, func(c *config.Config) { useDriver(t, c, driver) })
 			token, err := MintDevToken(srv.cfg, TokenOptions{OrgID: "org_new_" + driver})
 			if err != nil {
 				t.Fatal(err)
@@ -179,11 +185,7 @@ func BenchmarkRunToSucceeded(b *testing.B) {
 	for _, driver := range []string{config.DriverSQLite, config.DriverPostgres} {
 		b.Run(driver, func(b *testing.B) {
 			srv := startServerWith(b, false, func(c *config.Config) {
-				if driver == config.DriverPostgres {
-					cluster := pgtest.New(b)
-					c.Store.Driver, c.Store.DSN = config.DriverPostgres, config.DSN(cluster.NewDatabase(b))
-					c.API.SigningKey = "0123456789abcdef0123456789abcdef-bench"
-				}
+				useDriver(b, c, driver)
 				c.Plans["developer"] = config.Plan{ConcurrentExecutions: 100, ExecutionsPerMonth: 1 << 30, MaxFileSizeBytes: 1 << 20,
 					Retention: time.Hour, RequestsPerMinute: 1 << 20, CostCapCents: 1 << 40, MaxCostPerExecutionCents: 1 << 20}
 			})
