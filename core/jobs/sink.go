@@ -22,6 +22,7 @@ type sink struct {
 	steps map[string]string // runner step id → store step id
 	files []string          // output file ids written in this run
 	ready bool              // steps of earlier runs loaded
+	cap   *int64            // the organisation's monthly cap, loaded at the first charge
 }
 
 func newSink(q *Queue, exe store.Execution, task store.Task) *sink {
@@ -98,20 +99,23 @@ func (s *sink) Charge(ctx context.Context, cents int64) error {
 	if max := s.exe.Cost.MaxCostCents; max > 0 && total > max {
 		return fmt.Errorf("%w: the execution cost %d centavos, over its maximum of %d", agent.ErrCostCap, total, max)
 	}
-	o, err := st.GetOrg(ctx, org)
-	if err != nil {
-		return err
-	}
-	plan, ok := s.q.opts.Plans[o.Plan]
-	if !ok {
-		return nil
+	if s.cap == nil { // a run's plan does not change under it: read it once
+		o, err := st.GetOrg(ctx, org)
+		if err != nil {
+			return err
+		}
+		plan, ok := s.q.opts.Plans[o.Plan]
+		if !ok {
+			return nil
+		}
+		s.cap = &plan.CostCapCents
 	}
 	usage, err := st.MonthUsage(ctx, org, s.q.opts.Now())
 	if err != nil {
 		return err
 	}
-	if usage.CostCents > plan.CostCapCents {
-		return fmt.Errorf("%w: the organisation spent %d centavos this month, over its cap of %d", agent.ErrCostCap, usage.CostCents, plan.CostCapCents)
+	if usage.CostCents > *s.cap {
+		return fmt.Errorf("%w: the organisation spent %d centavos this month, over its cap of %d", agent.ErrCostCap, usage.CostCents, *s.cap)
 	}
 	return nil
 }
