@@ -1,7 +1,7 @@
 // Command kadu is the Kadu MCP server: Kobana's financial agent exposed to AI
 // clients over MCP (Streamable HTTP), with its REST API at /api/v1.
 //
-//	kadu serve     run the server (embedded defaults: dev sign-in, loopback only)
+//	kadu serve     run the server (embedded defaults: SQLite, dev sign-in, loopback only)
 //	kadu token     print an access token from the embedded development issuer
 //	kadu migrate   create or upgrade the database tables, then exit
 //	kadu version   print the version

@@ -16,9 +16,9 @@ func newServeCmd(d deps) *cobra.Command {
 the embedded development sign-in, on --addr; health, metrics and admin on
 --admin-addr.
 
-On a fresh machine it needs no configuration: it listens on loopback only and
-mounts the embedded development authorization server; its keys live in
---data-dir.
+On a fresh machine it needs no configuration: SQLite, output files and the
+development signing keys in --data-dir, the built-in playbook runner, the
+embedded development authorization server, loopback only.
 
 SIGINT or SIGTERM starts a graceful shutdown (http.shutdown_timeout).`,
 		Example: `  kadu serve
