@@ -36,13 +36,17 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ba
 		db.Close()
 		return nil, err
 	}
-	q, err := jobs.New(ctx, jobs.Options{
+	opts := jobs.Options{
 		Store:     db,
 		Runner:    runner,
 		Plans:     cfg.Plans,
 		OutputDir: filepath.Join(cfg.DataDir, "outputs"),
 		Logger:    log,
-	})
+	}
+	if cfg.Store.Driver == config.DriverPostgres {
+		opts.ListenerDSN = cfg.StoreDSN()
+	}
+	q, err := jobs.New(ctx, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -68,6 +72,7 @@ func (b *backend) close() error {
 	if b == nil {
 		return nil
 	}
+	b.queue.Close()
 	return b.db.Close()
 }
 

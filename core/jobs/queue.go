@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
@@ -35,6 +36,11 @@ type Options struct {
 	// 100 ms: an indexed query, cheap on both databases, and the bound on how
 	// long a launched execution waits to start).
 	PollInterval time.Duration
+	// ListenerDSN, on PostgreSQL, is the connection string for the one
+	// connection that LISTENs for new jobs, so a launch usually starts in a
+	// few milliseconds (River skips notifications closer than 100 ms apart;
+	// the poll catches those). Empty: poll only.
+	ListenerDSN string
 	// WaitingTTL is how long an execution waits for input before it expires
 	// (default 24 h).
 	WaitingTTL time.Duration
@@ -51,9 +57,10 @@ type Options struct {
 // enqueue without being started. Safe for concurrent use.
 type Queue struct {
 	// fixed at creation
-	client *river.Client[*sql.Tx]
-	opts   Options
-	log    *slog.Logger
+	client   *river.Client[*sql.Tx]
+	listener *pgxpool.Pool // nil: poll only
+	opts     Options
+	log      *slog.Logger
 }
 
 // New migrates River's tables in the store's database and builds the
@@ -92,6 +99,18 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 	}
 
 	q := &Queue{opts: opts, log: opts.Logger}
+	pollOnly := true
+	if opts.ListenerDSN != "" && opts.Store.Driver() == store.DriverPostgres {
+		cfg, err := pgxpool.ParseConfig(opts.ListenerDSN)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: listener DSN: %w", err)
+		}
+		cfg.MinConns, cfg.MaxConns = 0, 1 // River hijacks the one connection it listens on
+		if q.listener, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("jobs: listener pool: %w", err)
+		}
+		driver, pollOnly = riverdatabasesql.NewWithPgxListener(opts.Store.Writer(), q.listener), false
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &executeWorker{q: q})
 	river.AddWorker(workers, &maintenanceWorker{q: q})
@@ -99,7 +118,10 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
 		Workers:           workers,
 		FetchPollInterval: opts.PollInterval,
-		PollOnly:          true,
+		// A notified insert is fetched at most this long after the previous
+		// fetch (River's default, 100 ms, would make every launch wait it).
+		FetchCooldown: min(20*time.Millisecond, opts.PollInterval),
+		PollOnly:          pollOnly,
 		JobTimeout:        -1, // executions have their own timeout (task.timeout_seconds)
 		MaxAttempts:       5,
 		Logger:            quiet(opts.Logger),
@@ -110,10 +132,19 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		},
 	})
 	if err != nil {
+		q.Close()
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
 	q.client = client
 	return q, nil
+}
+
+// Close releases the listener pool; call it after Stop. The store stays
+// open: it is the caller's.
+func (q *Queue) Close() {
+	if q.listener != nil {
+		q.listener.Close()
+	}
 }
 
 // newDriver picks River's driver for the store's database.
