@@ -121,10 +121,10 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		// A notified insert is fetched at most this long after the previous
 		// fetch (River's default, 100 ms, would make every launch wait it).
 		FetchCooldown: min(20*time.Millisecond, opts.PollInterval),
-		PollOnly:          pollOnly,
-		JobTimeout:        -1, // executions have their own timeout (task.timeout_seconds)
-		MaxAttempts:       5,
-		Logger:            quiet(opts.Logger),
+		PollOnly:      pollOnly,
+		JobTimeout:    -1, // executions have their own timeout (task.timeout_seconds)
+		MaxAttempts:   5,
+		Logger:        quiet(opts.Logger),
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(opts.MaintenanceInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return maintenanceArgs{}, nil },
