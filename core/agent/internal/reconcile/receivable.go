@@ -7,7 +7,6 @@ package reconcile
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,30 +157,18 @@ func check(r Receivable) error {
 // Errors are *statement.ParseError with the line.
 func ParseCSV(ctx context.Context, data []byte) ([]Receivable, error) {
 	text := statement.Decode(data)
-	r := csv.NewReader(strings.NewReader(text))
-	r.Comma = statement.DetectSeparator(text)
-	r.FieldsPerRecord = -1
-	r.TrimLeadingSpace = true
+	r := statement.NewCSVReader(text, statement.DetectSeparator(text))
 	cols := map[string]int{}
 	cents := false
 	var out []Receivable
 	seen := map[string]int{}
 	for n := 0; ; n++ {
-		if n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		rec, err := r.Read()
+		rec, err := statement.ReadRecord(ctx, r, n)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, &statement.ParseError{Line: pe.Line, Msg: pe.Err.Error(), Err: err}
-			}
-			return nil, &statement.ParseError{Line: 0, Msg: err.Error(), Err: err}
+			return nil, err
 		}
 		line, _ := r.FieldPos(0)
 		if blankRecord(rec) {

@@ -69,11 +69,7 @@ func ParseCSV(ctx context.Context, data []byte, opts CSVOptions) (*Statement, er
 	if sep == '"' || sep == '\n' || sep == '\r' || sep == 0xFFFD || sep < ' ' && sep != '\t' {
 		return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("invalid separator %q", sep)}
 	}
-	r := csv.NewReader(strings.NewReader(text))
-	r.Comma = sep
-	r.FieldsPerRecord = -1
-	r.TrimLeadingSpace = true
-	r.ReuseRecord = false
+	r := NewCSVReader(text, sep)
 
 	st := &Statement{Format: "csv"}
 	var lay *layout
@@ -81,21 +77,12 @@ func ParseCSV(ctx context.Context, data []byte, opts CSVOptions) (*Statement, er
 	var pendingLines []int
 	limit := opts.maxTransactions()
 	for n := 0; ; n++ {
-		if n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		rec, err := r.Read()
+		rec, err := ReadRecord(ctx, r, n)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, &ParseError{Line: pe.Line, Msg: pe.Err.Error(), Err: err}
-			}
-			return nil, &ParseError{Line: 0, Msg: err.Error(), Err: err}
+			return nil, err
 		}
 		line, _ := r.FieldPos(0)
 		if blank(rec) {
