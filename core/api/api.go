@@ -87,6 +87,10 @@ type Options struct {
 	// Queue runs executions.
 	Queue Queue
 
+	// Blobs keeps file contents (the /files routes). Nil: the /files routes
+	// answer 503 and input_file_ids is refused.
+	Blobs Blobs
+
 	// Challenger builds the WWW-Authenticate header of insufficient_scope
 	// answers: give the Authenticator of /api/v1. Nil: a header without
 	// resource_metadata.
@@ -120,6 +124,7 @@ type API struct {
 	exampleTasks     bool
 	cursors          cursors
 	queue            Queue
+	blobs            Blobs
 	challenger       ScopeChallenger
 	validatePlaybook func(json.RawMessage) (int64, error)
 	log              *slog.Logger
@@ -160,6 +165,7 @@ func New(opts Options) (*API, error) {
 		exampleTasks:     opts.ExampleTasks,
 		cursors:          cursors{key: slices.Clone(key)},
 		queue:            opts.Queue,
+		blobs:            opts.Blobs,
 		challenger:       opts.Challenger,
 		validatePlaybook: opts.ValidatePlaybook,
 		log:              opts.Logger,
@@ -187,7 +193,7 @@ type route struct {
 
 var listQuery = []string{"limit", "cursor"}
 
-func (a *API) routes() []route {
+func (a *API) coreRoutes() []route {
 	const (
 		get, post, patch, put, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete
 		viewer, member, admin      = auth.RoleViewer, auth.RoleMember, auth.RoleAdmin
@@ -210,6 +216,14 @@ func (a *API) routes() []route {
 		{del, "/executions/:id", admin, adm, nil, a.deleteExecution},
 		{get, "/usage", viewer, read, nil, a.getUsage},
 	}
+}
+
+// routes is every route the API serves: the table above, then those of
+// files.go and webhooks.go.
+func (a *API) routes() []route {
+	rs := a.coreRoutes()
+	rs = append(rs, a.fileRoutes()...)
+	return append(rs, a.webhookRoutes()...)
 }
 
 // Register mounts every route of SPEC §7.2 for tasks, executions and usage

@@ -17,13 +17,15 @@ import (
 // It is called once per test, from parallel tests.
 type Opener func(t *testing.T) *store.DB
 
+type suiteTest struct {
+	name string
+	fn   func(t *testing.T, db *store.DB)
+}
+
 // Run runs every test of the suite as a parallel subtest of t, each on its
 // own database from open.
 func Run(t *testing.T, open Opener) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, db *store.DB)
-	}{
+	tests := []suiteTest{
 		{"Placeholders", testPlaceholders},
 		{"InTx", testInTx},
 		{"EnsureOrg", testEnsureOrg},
@@ -56,6 +58,8 @@ func Run(t *testing.T, open Opener) {
 		{"OrgIsolation", testOrgIsolation},
 		{"PurgeDeleted", testPurgeDeleted},
 	}
+	tests = append(tests, fileTests...)
+	tests = append(tests, webhookTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
