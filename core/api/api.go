@@ -41,6 +41,11 @@ type Queue interface {
 	// effort: the execution is already cancelling when it is called, and the
 	// worker also notices the status. Called after the transaction commits.
 	CancelRunning(ctx context.Context, orgID, executionID string) error
+
+	// Emit records the event code about object (the resource's API JSON)
+	// for the organisation's webhooks that subscribe to it and schedules
+	// their deliveries, inside tx when tx is not nil.
+	Emit(ctx context.Context, tx *store.Tx, orgID, code string, object json.RawMessage) error
 }
 
 // Resume is the answer to a waiting_input execution, for the runner

@@ -26,7 +26,8 @@ func (noQueue) EnqueueExecution(context.Context, *store.Tx, string, string) erro
 func (noQueue) EnqueueResume(context.Context, *store.Tx, string, string, api.Resume) error {
 	return nil
 }
-func (noQueue) CancelRunning(context.Context, string, string) error { return nil }
+func (noQueue) CancelRunning(context.Context, string, string) error                    { return nil }
+func (noQueue) Emit(context.Context, *store.Tx, string, string, json.RawMessage) error { return nil }
 
 // oneToken accepts the token "dev" for an owner of org_demo.
 type oneToken struct{}

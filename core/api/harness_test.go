@@ -109,7 +109,8 @@ type testQueue struct {
 	enqueued []string // execution ids
 	resumed  []Resume
 	cancels  []string
-	fail     error // returned by EnqueueExecution when set
+	events   []string // event codes emitted
+	fail     error    // returned by EnqueueExecution when set
 
 	entered chan struct{} // receives when CancelRunning starts, if not nil
 	block   chan struct{} // CancelRunning waits for it to close, if not nil
@@ -136,6 +137,13 @@ func (q *testQueue) EnqueueResume(_ context.Context, tx *store.Tx, _, id string,
 	defer q.mu.Unlock()
 	q.resumed = append(q.resumed, r)
 	_ = id
+	return nil
+}
+
+func (q *testQueue) Emit(_ context.Context, _ *store.Tx, _, code string, _ json.RawMessage) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.events = append(q.events, code)
 	return nil
 }
 

@@ -117,6 +117,10 @@ func (a queueAdapter) CancelRunning(ctx context.Context, orgID, id string) error
 	return a.q.CancelRunning(ctx, orgID, id)
 }
 
+func (a queueAdapter) Emit(ctx context.Context, tx *store.Tx, orgID, code string, object json.RawMessage) error {
+	return a.q.Emit(ctx, tx, orgID, code, object)
+}
+
 // signingKey is api.signing_key, or on a single node a random key kept in
 // <data_dir>/api/signing-key so that cursors survive restarts.
 func signingKey(cfg *config.Config) ([]byte, error) {

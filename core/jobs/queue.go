@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -243,3 +244,9 @@ func (q *Queue) EnqueueResume(ctx context.Context, tx *store.Tx, orgID, executio
 // every CancelCheck and stops within about that long once it reads
 // cancelling, on whichever replica runs it.
 func (q *Queue) CancelRunning(ctx context.Context, orgID, executionID string) error { return nil }
+
+// Emit records an event for the organisation's webhooks and schedules
+// their deliveries inside tx (a new transaction when tx is nil).
+func (q *Queue) Emit(ctx context.Context, tx *store.Tx, orgID, code string, object json.RawMessage) error {
+	return nil // webhooks land with the deliver worker
+}
