@@ -48,6 +48,10 @@ type Config struct {
 	Runner Runner `koanf:"runner"`
 	Orgs   Orgs   `koanf:"orgs"`
 
+	Files      Files      `koanf:"files"`
+	Webhooks   Webhooks   `koanf:"webhooks"`
+	RateLimits RateLimits `koanf:"rate_limits"`
+
 	// Plans are the plans organisations can be on, by name: plans.<name>.<field>
 	// in the file, KADU_PLANS__<NAME>__<FIELD> in the environment. Default: the
 	// built-in plans developer and team. A plan named in a source starts from
@@ -194,8 +198,10 @@ func Defaults() Config {
 			Kind: RunnerBuiltin,
 			HTTP: HTTPRunner{Timeout: 30 * time.Second, PollInterval: time.Second},
 		},
-		Orgs:  Orgs{AutoProvision: toggleAuto, DefaultPlan: "developer", ExampleTasks: toggleAuto},
-		Plans: builtinPlans(),
+		Orgs:       Orgs{AutoProvision: toggleAuto, DefaultPlan: "developer", ExampleTasks: toggleAuto},
+		Webhooks:   Webhooks{AllowHosts: []string{}, Timeout: 15 * time.Second},
+		RateLimits: RateLimits{Enabled: true, IPPerMinute: 60, Backend: RateLimitAuto},
+		Plans:      builtinPlans(),
 	}
 }
 

@@ -464,6 +464,7 @@ func TestSchemaKeys(t *testing.T) {
 		"auth.dev.access_token_ttl", "auth.dev.default_org", "auth.dev.default_role", "auth.dev.default_subject", "auth.dev.refresh_token_ttl",
 		"auth.issuer", "auth.jwks_url", "auth.max_token_lifetime", "auth.org_claim", "auth.require_at_jwt", "auth.role_claim", "auth.scope_claim",
 		"data_dir",
+		"files.url",
 		"http.idle_timeout", "http.read_header_timeout", "http.read_timeout", "http.shutdown_timeout", "http.write_timeout",
 		"log.format", "log.level",
 		"mcp_path",
@@ -472,8 +473,10 @@ func TestSchemaKeys(t *testing.T) {
 		"plans.<name>.max_cost_per_execution_cents", "plans.<name>.max_file_size_bytes", "plans.<name>.requests_per_minute",
 		"plans.<name>.retention", "plans.<name>.webhooks",
 		"public_url",
+		"rate_limits.backend", "rate_limits.enabled", "rate_limits.ip_per_minute",
 		"runner.http.poll_interval", "runner.http.timeout", "runner.http.token", "runner.http.url", "runner.kind",
 		"store.driver", "store.dsn",
+		"webhooks.allow_hosts", "webhooks.timeout",
 	}
 	if !slices.Equal(configSchema.keys, want) {
 		t.Fatalf("keys = %q\nwant %q", configSchema.keys, want)

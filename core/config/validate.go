@@ -100,6 +100,9 @@ func (c *Config) Validate() error {
 	p.runner(&c.Runner)
 	p.orgs(&c.Orgs, c.Plans)
 	p.plans(c.Plans)
+	p.files(&c.Files)
+	p.webhooks(&c.Webhooks)
+	p.rateLimits(&c.RateLimits, c.Store.Driver)
 	return errors.Join(p...)
 }
 

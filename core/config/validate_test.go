@@ -56,6 +56,18 @@ func TestValidate(t *testing.T) {
 		wantMsg string // substring of the message, optional
 	}{
 		{name: "defaults", mutate: func(c *Config) {}},
+		{name: "s3 bucket", mutate: func(c *Config) { c.Files.URL = "s3://kadu-files?region=sa-east-1" }},
+		{name: "file bucket", mutate: func(c *Config) { c.Files.URL = "file:///srv/kadu/blobs" }},
+		{name: "relative file bucket", mutate: func(c *Config) { c.Files.URL = "file://blobs" }, wantKey: "files.url", wantMsg: "absolute directory"},
+		{name: "gs bucket", mutate: func(c *Config) { c.Files.URL = "gs://bucket" }, wantKey: "files.url", wantMsg: `scheme "gs"`},
+		{name: "s3 without bucket", mutate: func(c *Config) { c.Files.URL = "s3://?region=x" }, wantKey: "files.url", wantMsg: "no bucket"},
+		{name: "webhook allow hosts", mutate: func(c *Config) { c.Webhooks.AllowHosts = []string{"localhost", "127.0.0.1", "::1", "*.internal.test"} }},
+		{name: "webhook allow host with port", mutate: func(c *Config) { c.Webhooks.AllowHosts = []string{"localhost:8080"} }, wantKey: "webhooks.allow_hosts", wantMsg: "entry 0"},
+		{name: "webhook allow host URL", mutate: func(c *Config) { c.Webhooks.AllowHosts = []string{"https://example.com"} }, wantKey: "webhooks.allow_hosts"},
+		{name: "webhook timeout", mutate: func(c *Config) { c.Webhooks.Timeout = 0 }, wantKey: "webhooks.timeout"},
+		{name: "rate limit backend", mutate: func(c *Config) { c.RateLimits.Backend = "redis" }, wantKey: "rate_limits.backend", wantMsg: "auto, memory, postgres"},
+		{name: "postgres limits on sqlite", mutate: func(c *Config) { c.RateLimits.Backend = "postgres" }, wantKey: "rate_limits.backend", wantMsg: "store.driver is sqlite"},
+		{name: "ip limit", mutate: func(c *Config) { c.RateLimits.IPPerMinute = 0 }, wantKey: "rate_limits.ip_per_minute"},
 		{name: "production with external issuer", mutate: production},
 		{name: "localhost addr without issuer", mutate: func(c *Config) { c.Addr = "localhost:8080" }},
 		{name: "IPv6 loopback addr", mutate: func(c *Config) { c.Addr = "[::1]:8080" }},
