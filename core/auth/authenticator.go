@@ -128,13 +128,20 @@ func (a *Authenticator) Middleware() echo.MiddlewareFunc {
 			req := c.Request()
 			p, ch := a.Authenticate(req)
 			if ch != nil {
-				ch.SetHeaders(c.Response().Header())
-				return c.JSON(ch.Status, problemBody(ch, c.Response().Header().Get(echo.HeaderXRequestID)))
+				return WriteChallenge(c, ch)
 			}
 			c.SetRequest(req.WithContext(WithPrincipal(req.Context(), p)))
 			return next(c)
 		}
 	}
+}
+
+// WriteChallenge answers c with ch the way Middleware does: the challenge
+// headers and the API error body. For callers that authenticate themselves
+// (the API's rate-limited authentication) and must answer alike.
+func WriteChallenge(c echo.Context, ch *Challenge) error {
+	ch.SetHeaders(c.Response().Header())
+	return c.JSON(ch.Status, problemBody(ch, c.Response().Header().Get(echo.HeaderXRequestID)))
 }
 
 // apiError mirrors core/api's error body (SPEC §7.3). auth cannot import
