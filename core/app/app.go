@@ -40,6 +40,7 @@ type App struct {
 	public   *echo.Echo
 	admin    *http.ServeMux
 	backend  *backend
+	dispatch *apiDispatcher // /api/v1 in-process, for bundles
 	draining atomic.Bool
 }
 
@@ -81,6 +82,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		return nil, err
 	}
 	rest.Register(a.public.Group("/api/v1", rest.Middlewares(authn.Middleware())...))
+	a.dispatch = newAPIDispatcher(rest)
 
 	origins, err := mcp.NewOriginPolicy(cfg.PublicOrigin(), cfg.Loopback())
 	if err != nil {
