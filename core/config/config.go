@@ -51,6 +51,7 @@ type Config struct {
 	Files      Files      `koanf:"files"`
 	Webhooks   Webhooks   `koanf:"webhooks"`
 	RateLimits RateLimits `koanf:"rate_limits"`
+	Plugins    Plugins    `koanf:"plugins"`
 
 	// Plans are the plans organisations can be on, by name: plans.<name>.<field>
 	// in the file, KADU_PLANS__<NAME>__<FIELD> in the environment. Default: the
@@ -201,6 +202,7 @@ func Defaults() Config {
 		Orgs:       Orgs{AutoProvision: toggleAuto, DefaultPlan: "developer", ExampleTasks: toggleAuto},
 		Webhooks:   Webhooks{AllowHosts: []string{}, Timeout: 15 * time.Second},
 		RateLimits: RateLimits{Enabled: true, IPPerMinute: 60, Backend: RateLimitAuto},
+		Plugins:    Plugins{Watch: true, Bundles: map[string]Bundle{}},
 		Plans:      builtinPlans(),
 	}
 }

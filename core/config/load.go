@@ -142,6 +142,7 @@ func (c *Config) normalize() {
 	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
 	c.Store.normalize()
 	c.Orgs.normalize()
+	c.Plugins.normalize()
 }
 
 // absPath makes a file path absolute: a leading "~/" is the home directory

@@ -107,10 +107,16 @@ func expandKeys(c Config) []string {
 			out = append(out, key)
 			continue
 		}
-		if before != "plans." {
-			panic("expandKeys knows only the map section plans, not " + key)
+		var names []string
+		switch before {
+		case "plans.":
+			names = slices.Sorted(maps.Keys(c.Plans))
+		case "plugins.bundles.":
+			names = slices.Sorted(maps.Keys(c.Plugins.Bundles))
+		default:
+			panic("expandKeys knows only the map sections plans and plugins.bundles, not " + key)
 		}
-		for _, name := range slices.Sorted(maps.Keys(c.Plans)) {
+		for _, name := range names {
 			out = append(out, before+name+after)
 		}
 	}
@@ -472,6 +478,11 @@ func TestSchemaKeys(t *testing.T) {
 		"plans.<name>.concurrent_executions", "plans.<name>.cost_cap_cents", "plans.<name>.executions_per_month",
 		"plans.<name>.max_cost_per_execution_cents", "plans.<name>.max_file_size_bytes", "plans.<name>.requests_per_minute",
 		"plans.<name>.retention", "plans.<name>.webhooks",
+		"plugins.bundles.<name>.api_calls", "plugins.bundles.<name>.enabled", "plugins.bundles.<name>.isolation",
+		"plugins.bundles.<name>.max_output_bytes", "plugins.bundles.<name>.memory_mib", "plugins.bundles.<name>.path",
+		"plugins.bundles.<name>.pool_size", "plugins.bundles.<name>.routes", "plugins.bundles.<name>.settings",
+		"plugins.bundles.<name>.sha256", "plugins.bundles.<name>.timeout",
+		"plugins.cache_dir", "plugins.watch",
 		"public_url",
 		"rate_limits.backend", "rate_limits.enabled", "rate_limits.ip_per_minute",
 		"runner.http.poll_interval", "runner.http.timeout", "runner.http.token", "runner.http.url", "runner.kind",

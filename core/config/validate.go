@@ -103,6 +103,7 @@ func (c *Config) Validate() error {
 	p.files(&c.Files)
 	p.webhooks(&c.Webhooks)
 	p.rateLimits(&c.RateLimits, c.Store.Driver)
+	p.plugins(&c.Plugins)
 	return errors.Join(p...)
 }
 

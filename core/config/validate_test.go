@@ -17,6 +17,12 @@ func validBase() Config {
 	return c
 }
 
+// goodBundle is a valid enabled bundle.
+func goodBundle() Bundle {
+	return Bundle{Enabled: true, Path: "/opt/kadu/tasks.wasm", SHA256: strings.Repeat("ab", 32),
+		Routes: []string{"GET /api/v1/tasks", "GET /api/v1/tasks/{id}"}, Settings: []string{"region=br"}}
+}
+
 // production is a valid configuration with an external issuer.
 func production(c *Config) {
 	c.Addr = "0.0.0.0:8080"
@@ -67,6 +73,15 @@ func TestValidate(t *testing.T) {
 		{name: "webhook timeout", mutate: func(c *Config) { c.Webhooks.Timeout = 0 }, wantKey: "webhooks.timeout"},
 		{name: "rate limit backend", mutate: func(c *Config) { c.RateLimits.Backend = "redis" }, wantKey: "rate_limits.backend", wantMsg: "auto, memory, postgres"},
 		{name: "postgres limits on sqlite", mutate: func(c *Config) { c.RateLimits.Backend = "postgres" }, wantKey: "rate_limits.backend", wantMsg: "store.driver is sqlite"},
+		{name: "bundle", mutate: func(c *Config) { c.Plugins.Bundles["tasks"] = goodBundle() }},
+		{name: "disabled bundle needs nothing", mutate: func(c *Config) { c.Plugins.Bundles["tasks"] = Bundle{} }},
+		{name: "bundle name", mutate: func(c *Config) { c.Plugins.Bundles["Tasks"] = goodBundle() }, wantKey: "plugins.bundles.Tasks", wantMsg: "not a valid bundle name"},
+		{name: "bundle without path", mutate: func(c *Config) { b := goodBundle(); b.Path = ""; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.path"},
+		{name: "bundle pin", mutate: func(c *Config) { b := goodBundle(); b.SHA256 = "abc"; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.sha256", wantMsg: "64 hex digits"},
+		{name: "bundle route", mutate: func(c *Config) { b := goodBundle(); b.Routes = []string{"GET /tasks"}; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.routes", wantMsg: "entry 0"},
+		{name: "bundle isolation", mutate: func(c *Config) { b := goodBundle(); b.Isolation = "shared"; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.isolation"},
+		{name: "bundle memory", mutate: func(c *Config) { b := goodBundle(); b.MemoryMiB = 5000; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.memory_mib"},
+		{name: "bundle settings", mutate: func(c *Config) { b := goodBundle(); b.Settings = []string{"novalue"}; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.settings"},
 		{name: "ip limit", mutate: func(c *Config) { c.RateLimits.IPPerMinute = 0 }, wantKey: "rate_limits.ip_per_minute"},
 		{name: "production with external issuer", mutate: production},
 		{name: "localhost addr without issuer", mutate: func(c *Config) { c.Addr = "localhost:8080" }},
