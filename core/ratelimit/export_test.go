@@ -1,0 +1,4 @@
+package ratelimit
+
+// Test hooks for package ratelimit_test.
+var ApplyMigration = applyMigration
