@@ -46,6 +46,11 @@ type Queue interface {
 	// for the organisation's webhooks that subscribe to it and schedules
 	// their deliveries, inside tx when tx is not nil.
 	Emit(ctx context.Context, tx *store.Tx, orgID, code string, object json.RawMessage) error
+
+	// EnqueueReplay inserts, inside tx, the job that makes one more attempt
+	// of delivery id to its webhook's current URL with its current secret,
+	// outside the delivery's retry schedule.
+	EnqueueReplay(ctx context.Context, tx *store.Tx, orgID, deliveryID string) error
 }
 
 // Resume is the answer to a waiting_input execution, for the runner
@@ -107,6 +112,11 @@ type Options struct {
 	// array), and launches are estimated at the task's max_cost_cents.
 	ValidatePlaybook func(json.RawMessage) (costCents int64, err error)
 
+	// WebhookAllowHosts are the hosts a webhook URL may name although they
+	// are plain http or private addresses (webhook.ValidateURL), for local
+	// development. Nil: https to public addresses only. New copies it.
+	WebhookAllowHosts []string
+
 	// Logger receives provisioning events and internal errors. Default:
 	// discard.
 	Logger *slog.Logger
@@ -122,18 +132,19 @@ type Options struct {
 // the queue stay the caller's to close.
 type API struct {
 	// fixed at creation
-	db               *store.DB
-	plans            map[string]config.Plan
-	defaultPlan      string
-	autoProvision    bool
-	exampleTasks     bool
-	cursors          cursors
-	queue            Queue
-	blobs            Blobs
-	challenger       ScopeChallenger
-	validatePlaybook func(json.RawMessage) (int64, error)
-	log              *slog.Logger
-	now              func() time.Time
+	db                *store.DB
+	plans             map[string]config.Plan
+	defaultPlan       string
+	autoProvision     bool
+	exampleTasks      bool
+	cursors           cursors
+	queue             Queue
+	blobs             Blobs
+	challenger        ScopeChallenger
+	validatePlaybook  func(json.RawMessage) (int64, error)
+	webhookAllowHosts []string
+	log               *slog.Logger
+	now               func() time.Time
 
 	orgs orgCache // safe for concurrent use
 }
@@ -163,18 +174,19 @@ func New(opts Options) (*API, error) {
 		return nil, err
 	}
 	a := &API{
-		db:               opts.Store,
-		plans:            maps.Clone(opts.Plans),
-		defaultPlan:      opts.DefaultPlan,
-		autoProvision:    opts.AutoProvision,
-		exampleTasks:     opts.ExampleTasks,
-		cursors:          cursors{key: slices.Clone(key)},
-		queue:            opts.Queue,
-		blobs:            opts.Blobs,
-		challenger:       opts.Challenger,
-		validatePlaybook: opts.ValidatePlaybook,
-		log:              opts.Logger,
-		now:              opts.Now,
+		db:                opts.Store,
+		plans:             maps.Clone(opts.Plans),
+		defaultPlan:       opts.DefaultPlan,
+		autoProvision:     opts.AutoProvision,
+		exampleTasks:      opts.ExampleTasks,
+		cursors:           cursors{key: slices.Clone(key)},
+		queue:             opts.Queue,
+		blobs:             opts.Blobs,
+		challenger:        opts.Challenger,
+		validatePlaybook:  opts.ValidatePlaybook,
+		webhookAllowHosts: slices.Clone(opts.WebhookAllowHosts),
+		log:               opts.Logger,
+		now:               opts.Now,
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

@@ -48,6 +48,12 @@ func routeCases() []routeCase {
 		{"POST", "/executions/X/cancel", nil, auth.RoleMember, auth.ScopeRun, ""},
 		{"DELETE", "/executions/X", nil, auth.RoleAdmin, auth.ScopeAdmin, store.StatusSucceeded},
 		{"GET", "/usage", nil, auth.RoleViewer, auth.ScopeRead, ""},
+		{"GET", "/files", nil, auth.RoleViewer, auth.ScopeRead, ""},
+		{"POST", "/files", map[string]any{"filename": "a.csv", "content_type": "text/csv", "size_bytes": 10}, auth.RoleMember, auth.ScopeWrite, ""},
+		{"GET", "/files/F", nil, auth.RoleViewer, auth.ScopeRead, ""},
+		{"POST", "/files/F/confirm", nil, auth.RoleMember, auth.ScopeWrite, ""},
+		{"GET", "/files/F/download", nil, auth.RoleViewer, auth.ScopeRead, ""},
+		{"DELETE", "/files/F", nil, auth.RoleMember, auth.ScopeWrite, ""},
 	}
 }
 
@@ -61,8 +67,9 @@ var scopesWithout = map[string][]string{
 }
 
 func testRoleScope(t *testing.T, db *store.DB) {
-	e := newEnv(t, db, nil)
-	if n := len(e.api.routes()); n != len(routeCases()) {
+	e := newEnv(t, db, withFakeBlobs)
+	// The webhook routes have their own table (testWebhookRoleScope).
+	if n := len(e.api.routes()) - len(e.api.webhookRoutes()); n != len(routeCases()) {
 		t.Fatalf("the table has %d routes, the API %d", len(routeCases()), n)
 	}
 	org := newOrg()
@@ -74,7 +81,7 @@ func testRoleScope(t *testing.T, db *store.DB) {
 			status = store.StatusWaitingInput
 		}
 		x := e.executionIn(org, task, "member-1", status)
-		return strings.NewReplacer("/T", "/"+task, "/X", "/"+x.ID).Replace(rc.path)
+		return strings.NewReplacer("/T", "/"+task, "/X", "/"+x.ID, "/F", "/"+e.fileIn(org, "member-1")).Replace(rc.path)
 	}
 	roles := auth.Roles()
 	for _, rc := range routeCases() {
@@ -102,12 +109,12 @@ func testRoleScope(t *testing.T, db *store.DB) {
 // testCrossOrg: another organisation's ids are 404 on every route, and its
 // rows never appear in lists.
 func testCrossOrg(t *testing.T, db *store.DB) {
-	e := newEnv(t, db, nil)
+	e := newEnv(t, db, withFakeBlobs)
 	orgA, orgB := newOrg(), newOrg()
 	tokA, tokB := e.token(owner(orgA)), e.token(owner(orgB))
 	e.createTask(tokB, "mine", nil)
 	for _, rc := range routeCases() {
-		if !strings.Contains(rc.path, "/T") && !strings.Contains(rc.path, "/X") {
+		if !strings.Contains(rc.path, "/T") && !strings.Contains(rc.path, "/X") && !strings.Contains(rc.path, "/F") {
 			continue
 		}
 		t.Run(rc.method+" "+rc.path, func(t *testing.T) {
@@ -117,7 +124,7 @@ func testCrossOrg(t *testing.T, db *store.DB) {
 				status = store.StatusWaitingInput
 			}
 			x := e.executionIn(orgA, task, "owner-1", status)
-			path := strings.NewReplacer("/T", "/"+task, "/X", "/"+x.ID).Replace(rc.path)
+			path := strings.NewReplacer("/T", "/"+task, "/X", "/"+x.ID, "/F", "/"+e.fileIn(orgA, "owner-1")).Replace(rc.path)
 			wantProblem(t, e.do(tokB, rc.method, path, rc.body), http.StatusNotFound, "not_found", "")
 			// Untouched for its owner.
 			if got := must(t, e.do(tokA, "GET", "/tasks/"+task, nil), http.StatusOK); got["version"] != 1.0 {

@@ -28,6 +28,7 @@ func (noQueue) EnqueueResume(context.Context, *store.Tx, string, string, api.Res
 }
 func (noQueue) CancelRunning(context.Context, string, string) error                    { return nil }
 func (noQueue) Emit(context.Context, *store.Tx, string, string, json.RawMessage) error { return nil }
+func (noQueue) EnqueueReplay(context.Context, *store.Tx, string, string) error         { return nil }
 
 // oneToken accepts the token "dev" for an owner of org_demo.
 type oneToken struct{}

@@ -250,7 +250,17 @@ func (a *API) cancelExecution(c *call) (*reply, error) {
 			return nil, errInvalidState(fmt.Sprintf("Execution %s is %s, which is final: there is nothing to cancel.", e.ID, e.Status),
 				"Nothing to do; delete it if it is no longer needed.")
 		}
-		out, err := a.db.Transition(ctx, c.org.id, e.ID, []store.Status{e.Status}, to, nil)
+		// Straight to cancelled is an event (execution.cancelled), emitted in
+		// the same transaction; cancelling is not: the worker emits
+		// cancelled when it stops.
+		var out store.Execution
+		err := a.db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			if out, err = tx.Transition(ctx, c.org.id, e.ID, []store.Status{e.Status}, to, nil); err != nil || to != store.StatusCancelled {
+				return err
+			}
+			return a.queue.Emit(ctx, tx, c.org.id, store.EventExecutionCancelled, ExecutionJSON(out, c.org.plan.MaxCostPerExecutionCents))
+		})
 		if errors.Is(err, store.ErrConflict) {
 			if e, err = a.execution(c); err != nil {
 				return nil, err

@@ -110,6 +110,7 @@ type testQueue struct {
 	resumed  []Resume
 	cancels  []string
 	events   []string // event codes emitted
+	replays  []string // delivery ids replayed
 	fail     error    // returned by EnqueueExecution when set
 
 	entered chan struct{} // receives when CancelRunning starts, if not nil
@@ -144,6 +145,16 @@ func (q *testQueue) Emit(_ context.Context, _ *store.Tx, _, code string, _ json.
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.events = append(q.events, code)
+	return nil
+}
+
+func (q *testQueue) EnqueueReplay(_ context.Context, tx *store.Tx, _, id string) error {
+	if tx == nil {
+		return fmt.Errorf("EnqueueReplay without a transaction")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.replays = append(q.replays, id)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -122,18 +123,21 @@ func bodyDigest(method, path string, body map[string]json.RawMessage) (string, e
 }
 
 // replayLocation rebuilds the Location of a replayed 201 or 202 from the
-// id in its body.
+// id in its body (file.id for POST /files).
 func replayLocation(status int, body []byte) string {
 	if status != http.StatusCreated && status != http.StatusAccepted {
 		return ""
 	}
 	var v struct {
-		ID string `json:"id"`
+		ID   string `json:"id"`
+		File struct {
+			ID string `json:"id"`
+		} `json:"file"`
 	}
 	if json.Unmarshal(body, &v) != nil {
 		return ""
 	}
-	return location(v.ID)
+	return location(cmp.Or(v.ID, v.File.ID))
 }
 
 // location is the URL path of the resource id, or "" for an unknown kind.
@@ -143,6 +147,12 @@ func location(id string) string {
 		return BasePath + "/tasks/" + id
 	case strings.HasPrefix(id, store.PrefixExecution):
 		return BasePath + "/executions/" + id
+	case strings.HasPrefix(id, store.PrefixFile):
+		return BasePath + "/files/" + id
+	case strings.HasPrefix(id, store.PrefixWebhook):
+		return BasePath + "/webhooks/" + id
+	case strings.HasPrefix(id, store.PrefixDelivery):
+		return BasePath + "/webhook_deliveries/" + id
 	}
 	return ""
 }

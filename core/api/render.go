@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -132,6 +133,14 @@ type costJSON struct {
 	AmountCents  int64  `json:"amount_cents"`
 	MaxCostCents int64  `json:"max_cost_cents"`
 	Currency     string `json:"currency"`
+}
+
+// ExecutionJSON is e as GET /executions/{id} answers it, compact: the
+// object of an execution event (core/jobs). planMaxCostCents is the
+// organisation's plan's per-execution maximum, shown as max_cost_cents when
+// the execution has no cap of its own.
+func ExecutionJSON(e store.Execution, planMaxCostCents int64) json.RawMessage {
+	return bytes.TrimSuffix(encode(renderExecution(e, planMaxCostCents)), []byte("\n"))
 }
 
 // renderExecution renders e; planMax is the plan's per-execution maximum,

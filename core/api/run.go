@@ -37,15 +37,18 @@ func (a *API) runTask(c *call) (*reply, error) {
 			input = buf.Bytes()
 		}
 	}
-	files, _ := o.strings("input_file_ids", maxInputFiles, func(s string) string {
+	files, filesOK := o.strings("input_file_ids", maxInputFiles, func(s string) string {
 		if !store.ValidID(store.PrefixFile, s) {
 			return fmt.Sprintf("is %q, not a file id (file_ followed by 32 hex digits).", s)
 		}
 		return ""
 	})
-	if len(files) > 0 {
-		o.v.add("input_file_ids", "Input files are not available on this server yet.",
-			"Leave input_file_ids empty and put the content in input instead (for example the statement's CSV text), as the task's input_schema describes.")
+	if filesOK && len(files) > 0 {
+		// Ready files of the organisation only (files.go); one deleted
+		// before the run starts fails the execution with invalid_input.
+		if err := a.checkInputFiles(c.ctx(), o, c.org.id, files); err != nil {
+			return nil, err
+		}
 	}
 	if err := o.err(); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kobana/kadu/core/api"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/devauth"
@@ -81,8 +82,17 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	if err != nil {
 		return nil, err
 	}
-	rest.Register(a.public.Group("/api/v1", rest.Middlewares(authn.Middleware())...))
+	// One limiter for REST and MCP: a plan's requests_per_minute counts both.
+	var restLimiter api.Limiter
+	var mcpLimiter mcp.Limiter
+	if a.backend.limiter != nil {
+		restLimiter, mcpLimiter = a.backend.limiter, a.backend.limiter
+	}
+	rest.Register(a.public.Group(api.BasePath, rest.Middlewares(api.LimitedAuth(authn, restLimiter))...))
 	a.dispatch = newAPIDispatcher(rest)
+	if a.backend.blobs.Local() {
+		a.public.Any(blobsPath+"/*", echo.WrapHandler(a.backend.blobs.Handler()))
+	}
 
 	origins, err := mcp.NewOriginPolicy(cfg.PublicOrigin(), cfg.Loopback())
 	if err != nil {
@@ -96,6 +106,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		Catalog:       catalog,
 		Authenticator: authn,
 		Origins:       origins,
+		Limiter:       mcpLimiter,
 		ServerVersion: opts.Version,
 		Logger:        log,
 	})

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -13,45 +15,109 @@ import (
 
 	"github.com/kobana/kadu/core/agent"
 	"github.com/kobana/kadu/core/api"
+	"github.com/kobana/kadu/core/blob"
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/jobs"
+	"github.com/kobana/kadu/core/ratelimit"
 	"github.com/kobana/kadu/core/store"
 )
 
-// backend is what serves /api/v1: the store, the job queue and the runner.
+// backend is what serves /api/v1: the store, the job queue, the runner and
+// the blobs.
 type backend struct {
-	db    *store.DB
-	queue *jobs.Queue
+	db      *store.DB
+	queue   *jobs.Queue
+	blobs   *blob.Bucket
+	key     []byte // master signing key; use subKey
+	limiter *ratelimit.Limiter
 }
 
-// openBackend opens the store (migrating it) and builds the queue. On
-// error nothing stays open.
-func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (*backend, error) {
-	db, err := store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log})
+// openBackend opens the store (migrating it), the bucket and the rate
+// limiter, and builds the queue. On error nothing stays open.
+func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *backend, err error) {
+	b := &backend{}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	if b.key, err = signingKey(cfg); err != nil {
+		return nil, err
+	}
+	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
 	}
+	b.blobs, err = blob.Open(ctx, blob.Options{
+		URL:        cfg.FilesURL(),
+		PublicURL:  cfg.PublicOrigin() + blobsPath,
+		SigningKey: subKey(b.key, "blob-urls"),
+		Logger:     log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("files.url: %w", err)
+	}
+	if cfg.RateLimits.Enabled {
+		lo := ratelimit.Options{
+			PerMinute:   newPlanLimits(b.db, cfg).requestsPerMinute,
+			IPPerMinute: cfg.RateLimits.IPPerMinute,
+			Logger:      log,
+		}
+		if cfg.RateLimitBackend() == config.RateLimitPostgres {
+			lo.DB = b.db.Writer()
+		}
+		if b.limiter, err = ratelimit.New(lo); err != nil {
+			return nil, fmt.Errorf("rate_limits: %w", err)
+		}
+	}
 	runner, err := newRunner(cfg)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	opts := jobs.Options{
-		Store:     db,
-		Runner:    runner,
-		Plans:     cfg.Plans,
-		OutputDir: filepath.Join(cfg.DataDir, "outputs"),
-		Logger:    log,
+		Store:             b.db,
+		Runner:            runner,
+		Plans:             cfg.Plans,
+		Blobs:             b.blobs,
+		Logger:            log,
+		ExecutionJSON:     executionJSON(b.db, cfg),
+		WebhookJSON:       api.WebhookJSON,
+		WebhookAllowHosts: cfg.Webhooks.AllowHosts,
+		WebhookTimeout:    cfg.Webhooks.Timeout,
 	}
 	if cfg.Store.Driver == config.DriverPostgres {
 		opts.ListenerDSN = cfg.StoreDSN()
 	}
-	q, err := jobs.New(ctx, opts)
-	if err != nil {
-		db.Close()
+	if b.queue, err = jobs.New(ctx, opts); err != nil {
 		return nil, err
 	}
-	return &backend{db: db, queue: q}, nil
+	return b, nil
+}
+
+// blobsPath is where the public listener serves the signed URLs of a local
+// bucket.
+const blobsPath = "/blobs"
+
+// executionJSON renders an execution for its events as the API does, with
+// the per-execution maximum of the organisation's plan.
+func executionJSON(db *store.DB, cfg *config.Config) func(store.Execution) json.RawMessage {
+	return func(e store.Execution) json.RawMessage {
+		planMax := cfg.Plans[cfg.Orgs.DefaultPlan].MaxCostPerExecutionCents
+		if o, err := db.GetOrg(context.Background(), e.OrgID); err == nil {
+			if p, ok := cfg.Plans[o.Plan]; ok {
+				planMax = p.MaxCostPerExecutionCents
+			}
+		}
+		return api.ExecutionJSON(e, planMax)
+	}
+}
+
+// subKey derives the key of one use from the master signing key, so that
+// a cursor signature can never pass for a blob URL signature.
+func subKey(master []byte, use string) []byte {
+	m := hmac.New(sha256.New, master)
+	m.Write([]byte("kadu/" + use + "/v1"))
+	return m.Sum(nil)
 }
 
 func newRunner(cfg *config.Config) (agent.Runner, error) {
@@ -72,25 +138,35 @@ func (b *backend) close() error {
 	if b == nil {
 		return nil
 	}
-	b.queue.Close()
-	return b.db.Close()
+	var errs []error
+	if b.queue != nil {
+		b.queue.Close()
+	}
+	if b.limiter != nil {
+		errs = append(errs, b.limiter.Close())
+	}
+	if b.blobs != nil {
+		errs = append(errs, b.blobs.Close())
+	}
+	if b.db != nil {
+		errs = append(errs, b.db.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // newAPI builds the /api/v1 handlers over the backend.
 func newAPI(cfg *config.Config, b *backend, challenger api.ScopeChallenger, log *slog.Logger) (*api.API, error) {
-	key, err := signingKey(cfg)
-	if err != nil {
-		return nil, err
-	}
 	return api.New(api.Options{
-		Store:         b.db,
-		Plans:         cfg.Plans,
-		DefaultPlan:   cfg.Orgs.DefaultPlan,
-		AutoProvision: cfg.AutoProvision(),
-		ExampleTasks:  cfg.ExampleTasks(),
-		CursorKey:     key,
-		Queue:         queueAdapter{b.queue},
-		Challenger:    challenger,
+		Store:             b.db,
+		Plans:             cfg.Plans,
+		DefaultPlan:       cfg.Orgs.DefaultPlan,
+		AutoProvision:     cfg.AutoProvision(),
+		ExampleTasks:      cfg.ExampleTasks(),
+		CursorKey:         subKey(b.key, "api-cursors"),
+		Queue:             queueAdapter{b.queue},
+		Blobs:             b.blobs,
+		WebhookAllowHosts: cfg.Webhooks.AllowHosts,
+		Challenger:        challenger,
 		ValidatePlaybook: func(pb json.RawMessage) (int64, error) {
 			if cfg.Runner.Kind == config.RunnerHTTP {
 				return 0, nil // the agent service owns the playbook's meaning
@@ -115,6 +191,10 @@ func (a queueAdapter) EnqueueResume(ctx context.Context, tx *store.Tx, orgID, id
 
 func (a queueAdapter) CancelRunning(ctx context.Context, orgID, id string) error {
 	return a.q.CancelRunning(ctx, orgID, id)
+}
+
+func (a queueAdapter) EnqueueReplay(ctx context.Context, tx *store.Tx, orgID, deliveryID string) error {
+	return a.q.EnqueueReplay(ctx, tx, orgID, deliveryID)
 }
 
 func (a queueAdapter) Emit(ctx context.Context, tx *store.Tx, orgID, code string, object json.RawMessage) error {

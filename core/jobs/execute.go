@@ -53,7 +53,7 @@ func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) e
 		if !ok {
 			return q.fail(ctx, exe, []store.Status{store.StatusQueued}, agent.FailureError, fmt.Sprintf("the organisation's plan %q is not configured", o.Plan))
 		}
-		exe, err = st.StartExecution(ctx, org, id, plan.ConcurrentExecutions, nil)
+		exe, err = q.start(ctx, org, id, plan.ConcurrentExecutions)
 		switch {
 		case errors.Is(err, store.ErrActiveLimit):
 			return river.JobSnooze(2 * time.Second) // stays queued (SPEC §7.3)
@@ -65,7 +65,7 @@ func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) e
 	case store.StatusRunning:
 		// A replica died mid-run: run again.
 	case store.StatusCancelling:
-		_, err := st.Transition(ctx, org, id, []store.Status{store.StatusCancelling}, store.StatusCancelled, nil)
+		_, err := q.transition(ctx, org, id, []store.Status{store.StatusCancelling}, store.StatusCancelled, nil)
 		return ignoreConflict(err)
 	default:
 		return nil
@@ -86,6 +86,13 @@ func (w *executeWorker) run(ctx context.Context, exe store.Execution, resume *Re
 	if err != nil {
 		return q.fail(ctx, exe, []store.Status{store.StatusRunning}, agent.FailureError, "the saved runner state is unreadable")
 	}
+	files, problem, err := q.inputFiles(ctx, exe)
+	if err != nil {
+		return err
+	}
+	if problem != "" {
+		return q.fail(ctx, exe, []store.Status{store.StatusRunning}, agent.FailureInvalidInput, problem)
+	}
 	job := &agent.Job{
 		ExecutionID:  exe.ID,
 		TaskID:       exe.TaskID,
@@ -93,6 +100,7 @@ func (w *executeWorker) run(ctx context.Context, exe store.Execution, resume *Re
 		Instructions: task.Instructions,
 		Playbook:     task.Playbook,
 		Input:        exe.Input,
+		Files:        files,
 		State:        rs.Runner,
 		MaxCostCents: exe.Cost.MaxCostCents,
 	}
@@ -125,11 +133,11 @@ func (w *executeWorker) run(ctx context.Context, exe store.Execution, resume *Re
 
 // finish records how a run ended.
 func (q *Queue) finish(ctx context.Context, exe store.Execution, out *agent.Outcome, runErr, cause error, sink *sink) error {
-	st, org, id := q.opts.Store, exe.OrgID, exe.ID
+	org, id := exe.OrgID, exe.ID
 	running := []store.Status{store.StatusRunning}
 	switch {
 	case runErr != nil && errors.Is(cause, errCancelled):
-		_, err := st.Transition(ctx, org, id, []store.Status{store.StatusCancelling}, store.StatusCancelled, func(e *store.Execution) {
+		_, err := q.transition(ctx, org, id, []store.Status{store.StatusCancelling}, store.StatusCancelled, func(e *store.Execution) {
 			e.Output = sink.partialOutput()
 		})
 		return ignoreConflict(err)
@@ -148,14 +156,14 @@ func (q *Queue) finish(ctx context.Context, exe store.Execution, out *agent.Outc
 	var err error
 	switch out.Status {
 	case agent.StatusSucceeded:
-		_, err = st.Transition(ctx, org, id, running, store.StatusSucceeded, func(e *store.Execution) {
+		_, err = q.transition(ctx, org, id, running, store.StatusSucceeded, func(e *store.Execution) {
 			e.Output, e.RunnerState = output, nil
 		})
 	case agent.StatusWaitingInput:
 		if out.Pending == nil {
 			return q.fail(ctx, exe, running, agent.FailureError, "the runner paused without saying what it needs")
 		}
-		_, err = st.Transition(ctx, org, id, running, store.StatusWaitingInput, func(e *store.Execution) {
+		_, err = q.transition(ctx, org, id, running, store.StatusWaitingInput, func(e *store.Execution) {
 			e.Output = output
 			e.PendingInput = &store.PendingInput{
 				Kind: string(out.Pending.Kind), Prompt: out.Pending.Prompt, InputSchema: out.Pending.InputSchema,
@@ -168,13 +176,13 @@ func (q *Queue) finish(ctx context.Context, exe store.Execution, out *agent.Outc
 		if f == nil {
 			f = &agent.Failure{Code: agent.FailureError, Message: "the runner failed without a reason"}
 		}
-		_, err = st.Transition(ctx, org, id, running, store.StatusFailed, func(e *store.Execution) {
+		_, err = q.transition(ctx, org, id, running, store.StatusFailed, func(e *store.Execution) {
 			e.Output, e.Failure, e.RunnerState = output, &store.Failure{Code: f.Code, Message: f.Message}, nil
 		})
 	}
 	if errors.Is(err, store.ErrConflict) {
 		// Cancelled while the runner was finishing: cancellation wins.
-		_, err = st.Transition(ctx, org, id, []store.Status{store.StatusCancelling}, store.StatusCancelled, func(e *store.Execution) {
+		_, err = q.transition(ctx, org, id, []store.Status{store.StatusCancelling}, store.StatusCancelled, func(e *store.Execution) {
 			e.Output = output
 		})
 	}
@@ -183,7 +191,7 @@ func (q *Queue) finish(ctx context.Context, exe store.Execution, out *agent.Outc
 
 // fail moves the execution to failed from one of from.
 func (q *Queue) fail(ctx context.Context, exe store.Execution, from []store.Status, code, msg string) error {
-	_, err := q.opts.Store.Transition(ctx, exe.OrgID, exe.ID, from, store.StatusFailed, func(e *store.Execution) {
+	_, err := q.transition(ctx, exe.OrgID, exe.ID, from, store.StatusFailed, func(e *store.Execution) {
 		e.Failure = &store.Failure{Code: code, Message: msg}
 	})
 	return ignoreConflict(err)

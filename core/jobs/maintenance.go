@@ -23,7 +23,20 @@ type maintenanceWorker struct {
 
 func (w *maintenanceWorker) Work(ctx context.Context, job *river.Job[maintenanceArgs]) error {
 	q, now := w.q, w.q.opts.Now()
-	expired, err := q.opts.Store.ExpireWaiting(ctx, now)
+	// Expired and execution.expired commit together.
+	var expired []store.Execution
+	err := q.opts.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if expired, err = tx.ExpireWaiting(ctx, now); err != nil {
+			return err
+		}
+		for _, e := range expired {
+			if err := q.emitExecution(ctx, tx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -41,6 +54,9 @@ func (w *maintenanceWorker) Work(ctx context.Context, job *river.Job[maintenance
 		if _, err := q.opts.Store.PurgeDeleted(ctx, now.Add(-retention)); err != nil {
 			return err
 		}
+	}
+	if err := q.maintainFiles(ctx, now, retention); err != nil { // files.go
+		return err
 	}
 	_, err = q.opts.Store.PurgeIdempotency(ctx, now.Add(-store.IdempotencyRetention))
 	return err

@@ -19,6 +19,7 @@ import (
 	"github.com/kobana/kadu/core/agent"
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/store"
+	"github.com/kobana/kadu/core/webhook"
 )
 
 // Options configure a Queue. Store, Runner and Plans are required.
@@ -27,9 +28,15 @@ type Options struct {
 	Runner agent.Runner
 	// Plans are the configured plans; an organisation's plan name picks one.
 	Plans map[string]config.Plan
-	// OutputDir is where output files are written until the files feature
-	// stores them as blobs: OutputDir/<org>/<execution>/<name>.
+	// OutputDir is where output files are written when Blobs is nil:
+	// OutputDir/<org>/<execution>/<file id>/<name>, with no files row.
 	OutputDir string
+	// Blobs keeps file contents (core/blob): executions read their input
+	// files from it, output files are written to it with a files row, and
+	// the maintenance job deletes the blobs of expired uploads and purged
+	// files. Nil: an execution with input files fails with invalid_input,
+	// output files go to OutputDir, and expired uploads are only marked.
+	Blobs Blobs
 	// Workers is how many executions run at once on this replica
 	// (default 10); each organisation's plan still caps its own.
 	Workers int
@@ -50,8 +57,28 @@ type Options struct {
 	CancelCheck time.Duration
 	// MaintenanceInterval spaces expiry and purge runs (default 1 min).
 	MaintenanceInterval time.Duration
-	Logger              *slog.Logger
-	Now                 func() time.Time
+	// ExecutionJSON renders an execution as the object of its events
+	// (execution.started, …): the app gives api.ExecutionJSON with the
+	// organisation's plan. Nil: {"id","object":"execution","status","task_id"}.
+	ExecutionJSON func(store.Execution) json.RawMessage
+	// WebhookJSON renders a webhook as the object of webhook.disabled; it
+	// must leave the secrets out (api.WebhookJSON does). Nil:
+	// {"id","object":"webhook","url","status","disabled_reason"}.
+	WebhookJSON func(store.Webhook) json.RawMessage
+	// WebhookAllowHosts are the hosts deliveries may reach over plain http
+	// or at private addresses, for development (webhook.ClientOptions).
+	// Nil: https to public addresses only.
+	WebhookAllowHosts []string
+	// WebhookTimeout bounds one delivery attempt (default 15 s).
+	WebhookTimeout time.Duration
+	// WebhookWorkers is how many deliveries are sent at once on this
+	// replica (default 10), in a River queue of their own so that slow
+	// receivers never hold up executions.
+	WebhookWorkers int
+	Logger         *slog.Logger
+	// Now is the clock of waiting_input expiry, maintenance and webhook
+	// attempts (their timestamps and retry schedule). Default time.Now.
+	Now func() time.Time
 }
 
 // Queue is the River client of one replica. Start it to work jobs; it can
@@ -60,6 +87,7 @@ type Queue struct {
 	// fixed at creation
 	client   *river.Client[*sql.Tx]
 	listener *pgxpool.Pool // nil: poll only
+	hooks    *webhook.Client
 	opts     Options
 	log      *slog.Logger
 }
@@ -99,7 +127,17 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		return nil, err
 	}
 
-	q := &Queue{opts: opts, log: opts.Logger}
+	if opts.ExecutionJSON == nil {
+		opts.ExecutionJSON = minimalExecutionJSON
+	}
+	if opts.WebhookJSON == nil {
+		opts.WebhookJSON = minimalWebhookJSON
+	}
+	if opts.WebhookWorkers <= 0 {
+		opts.WebhookWorkers = 10
+	}
+	q := &Queue{opts: opts, log: opts.Logger, hooks: webhook.NewClient(webhook.ClientOptions{
+		AllowHosts: opts.WebhookAllowHosts, Timeout: opts.WebhookTimeout})}
 	pollOnly := true
 	if opts.ListenerDSN != "" && opts.Store.Driver() == store.DriverPostgres {
 		cfg, err := pgxpool.ParseConfig(opts.ListenerDSN)
@@ -115,8 +153,13 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &executeWorker{q: q})
 	river.AddWorker(workers, &maintenanceWorker{q: q})
+	river.AddWorker(workers, &deliverWorker{q: q})
+	river.AddWorker(workers, &replayWorker{q: q})
 	client, err := river.NewClient(driver, &river.Config{
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: opts.Workers},
+			queueWebhooks:      {MaxWorkers: opts.WebhookWorkers},
+		},
 		Workers:           workers,
 		FetchPollInterval: opts.PollInterval,
 		// A notified insert is fetched at most this long after the previous
@@ -244,9 +287,3 @@ func (q *Queue) EnqueueResume(ctx context.Context, tx *store.Tx, orgID, executio
 // every CancelCheck and stops within about that long once it reads
 // cancelling, on whichever replica runs it.
 func (q *Queue) CancelRunning(ctx context.Context, orgID, executionID string) error { return nil }
-
-// Emit records an event for the organisation's webhooks and schedules
-// their deliveries inside tx (a new transaction when tx is nil).
-func (q *Queue) Emit(ctx context.Context, tx *store.Tx, orgID, code string, object json.RawMessage) error {
-	return nil // webhooks land with the deliver worker
-}

@@ -120,15 +120,18 @@ func (s *sink) Charge(ctx context.Context, cents int64) error {
 	return nil
 }
 
-// WriteFile keeps an output file under OutputDir until the files feature
-// stores outputs as blobs with their own records.
+// WriteFile stores an output file as a blob with its files row (files.go),
+// or, without Blobs, under OutputDir with no row.
 func (s *sink) WriteFile(ctx context.Context, name, contentType string, data []byte) (string, error) {
-	if s.q.opts.OutputDir == "" {
+	if s.q.opts.OutputDir == "" && s.q.opts.Blobs == nil {
 		return "", fmt.Errorf("output files are not configured on this replica")
 	}
 	base := filepath.Base(filepath.Clean("/" + name))
 	if base == "/" || base == "." || strings.HasPrefix(base, ".") {
 		return "", fmt.Errorf("output file name %q is not usable", name)
+	}
+	if s.q.opts.Blobs != nil {
+		return s.writeBlob(ctx, base, contentType, data)
 	}
 	id := store.NewID(store.PrefixFile)
 	dir := filepath.Join(s.q.opts.OutputDir, s.exe.OrgID, s.exe.ID, id)

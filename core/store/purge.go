@@ -11,13 +11,19 @@ type Purged struct {
 	Tasks      int64
 	Executions int64
 	Steps      int64
+	Webhooks   int64
+	Deliveries int64 // of purged webhooks, and finished ones older than before
+	Events     int64 // left without deliveries
 }
 
 // PurgeDeleted removes for good, in every organisation, the tasks and
 // executions soft-deleted before before (now minus the plan's retention, for
 // the periodic job), and the steps of those executions, in one transaction.
 // Executions of a purged task stay (they were not deleted); their TaskID
-// then names nothing. Blobs of files are core/blob's business and go first.
+// then names nothing. Files are not purged here: their blobs must go
+// first (PurgeableFiles, delete the blobs, then PurgeFiles). Webhooks
+// deleted before before go with their delivery log, and so do finished
+// deliveries created before before (purgeWebhooks).
 func (o *ops) PurgeDeleted(ctx context.Context, before time.Time) (Purged, error) {
 	var p Purged
 	t := o.d.timeArg(before)
@@ -35,7 +41,7 @@ func (o *ops) PurgeDeleted(ctx context.Context, before time.Time) (Purged, error
 		if p.Tasks, err = affected(res, err); err != nil {
 			return fmt.Errorf("purging tasks: %w", err)
 		}
-		return nil
+		return purgeWebhooks(ctx, q, t, &p)
 	})
 	if err != nil {
 		return Purged{}, err

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobana/kadu/core/store/pgtest"
+)
+
+// buildKadu compiles the binary once for the test.
+func buildKadu(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kadu")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestRateLimitSharedAcrossProcesses starts two real `kadu serve` processes
+// on one PostgreSQL database, as two replicas behind a load balancer, and
+// spends one organisation's plan limit through both: together they allow
+// what one would, not twice as much, and the MCP endpoint answers the same
+// 429 with the JSON-RPC body of SPEC §11.
+func TestRateLimitSharedAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts two servers")
+	}
+	bin := buildKadu(t)
+	dsn := pgtest.New(t).NewDatabase(t)
+	addr1, addr2 := freeAddr(t), freeAddr(t)
+	cfgFile := writeConfig(t, "log:\n  level: error\n")
+	env := append(os.Environ(),
+		"KADU_STORE__DRIVER=postgres",
+		"KADU_STORE__DSN="+dsn,
+		"KADU_API__SIGNING_KEY=0123456789abcdef0123456789abcdef-shared",
+		"KADU_DATA_DIR="+t.TempDir(), // the dev issuer's keys, shared like a real issuer's
+		"KADU_PUBLIC_URL=http://"+addr1,
+		"KADU_PLANS__DEVELOPER__REQUESTS_PER_MINUTE=60", // burst 10, then one a second
+	)
+	start := func(addr string) {
+		t.Helper()
+		admin := freeAddr(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfgFile, "--addr", addr, "--admin-addr", admin)
+		cmd.Env = env
+		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cancel()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("server %s stderr:\n%s", addr, stderr.String())
+			}
+		})
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			res, err := http.Get("http://" + admin + "/readyz")
+			if err == nil {
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("server on %s not ready: %v\n%s", addr, err, stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	start(addr1) // creates the development keys the second one reads
+	start(addr2)
+
+	tok := exec.Command(bin, "token", "--config", cfgFile, "--addr", addr1, "--org", "org_limited")
+	tok.Env = env
+	out, err := tok.Output()
+	if err != nil {
+		t.Fatalf("kadu token: %v", err)
+	}
+	token := strings.TrimSpace(string(out))
+
+	get := func(addr string) (int, http.Header) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/v1/usage", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode, res.Header
+	}
+	began := time.Now()
+	allowed, limited := 0, 0
+	var retryAfter string
+	for i := range 40 {
+		status, h := get([]string{addr1, addr2}[i%2])
+		switch status {
+		case http.StatusOK:
+			allowed++
+		case http.StatusTooManyRequests:
+			limited++
+			retryAfter = h.Get("Retry-After")
+		default:
+			t.Fatalf("request %d: status %d", i, status)
+		}
+	}
+	elapsed := time.Since(began)
+	// Burst 10, plus one a second while the loop ran; two per-process
+	// limiters would have let at least 20 through.
+	maxAllowed := 10 + int(elapsed.Seconds()) + 1
+	if allowed < 10 || allowed > maxAllowed {
+		t.Errorf("allowed %d of 40 in %v through two processes; want 10 to %d (one shared limit)", allowed, elapsed, maxAllowed)
+	}
+	if limited == 0 || retryAfter == "" || retryAfter == "0" {
+		t.Errorf("limited %d, Retry-After %q", limited, retryAfter)
+	}
+
+	// The MCP endpoint of either process shares the limit.
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr2+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
+	req.Host = addr1
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+			Data struct {
+				RetryAfterSeconds int `json:"retry_after_seconds"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	raw, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(raw, &body); err != nil || res.StatusCode != http.StatusTooManyRequests ||
+		body.Error.Code != -31429 || body.ID != 7 || body.Error.Data.RetryAfterSeconds < 1 || res.Header.Get("Retry-After") == "" {
+		t.Errorf("MCP over the limit: %d %s (Retry-After %q)", res.StatusCode, raw, res.Header.Get("Retry-After"))
+	}
+}

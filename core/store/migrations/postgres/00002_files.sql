@@ -1,0 +1,34 @@
+-- Files (SPEC §7.1, §9), PostgreSQL 15. Keep in step with
+-- ../sqlite/00002_files.sql: same columns and indexes; only the types differ.
+-- Conventions as in 00001_init.sql (COLLATE "C" on ids, timestamptz).
+--
+-- The row is the record of a file; its content is a blob under
+-- "<org_id>/<id>" that core/blob keeps. The store never touches blobs: the
+-- purge lists rows, the caller deletes their blobs, then the rows.
+
+-- +goose Up
+CREATE TABLE files (
+    id              text COLLATE "C" PRIMARY KEY,
+    org_id          text COLLATE "C" NOT NULL,
+    filename        text        NOT NULL,
+    content_type    text        NOT NULL,
+    size_bytes      bigint      NOT NULL,
+    sha256          text, -- hex; declared at create (NULL if not), measured once ready
+    purpose         text        NOT NULL CHECK (purpose IN ('input', 'output')),
+    status          text        NOT NULL CHECK (status IN ('pending_upload', 'ready', 'rejected', 'expired')),
+    rejected_reason text,
+    execution_id    text COLLATE "C", -- no foreign key: purging an execution keeps its output files
+    created_by      text        NOT NULL, -- the subject that created it (the launcher for outputs)
+    created_at      timestamptz NOT NULL,
+    updated_at      timestamptz NOT NULL,
+    expires_at      timestamptz, -- while pending_upload: when the unconfirmed upload expires
+    deleted_at      timestamptz
+);
+CREATE INDEX files_org_id ON files (org_id, id) WHERE deleted_at IS NULL;
+CREATE INDEX files_org_execution ON files (org_id, execution_id, id) WHERE deleted_at IS NULL;
+CREATE INDEX files_pending ON files (expires_at) WHERE status = 'pending_upload';
+CREATE INDEX files_deleted_at ON files (deleted_at) WHERE deleted_at IS NOT NULL;
+CREATE INDEX files_dead ON files (updated_at) WHERE status IN ('expired', 'rejected');
+
+-- +goose Down
+DROP TABLE files;
