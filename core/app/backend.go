@@ -81,6 +81,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *
 		Blobs:             b.blobs,
 		Logger:            log,
 		ExecutionJSON:     executionJSON(b.db, cfg),
+		FileJSON:          api.FileJSON,
 		WebhookJSON:       api.WebhookJSON,
 		WebhookAllowHosts: cfg.Webhooks.AllowHosts,
 		WebhookTimeout:    cfg.Webhooks.Timeout,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -169,7 +170,14 @@ func (s *sink) writeBlob(ctx context.Context, name, contentType string, data []b
 	if err := s.q.opts.Blobs.WriteAll(ctx, f.BlobKey(), contentType, data); err != nil {
 		return "", fmt.Errorf("storing output file %s: %w", name, err)
 	}
-	_, err = st.SettleFile(ctx, org, f.ID, store.FileSettlement{Status: store.FileReady, SHA256: digest, SizeBytes: int64(len(data))})
+	// Ready and file.ready commit together, as the API's confirm does.
+	err = st.InTx(ctx, func(tx *store.Tx) error {
+		ready, err := tx.SettleFile(ctx, org, f.ID, store.FileSettlement{Status: store.FileReady, SHA256: digest, SizeBytes: int64(len(data))})
+		if err != nil {
+			return err
+		}
+		return s.q.Emit(ctx, tx, org, store.EventFileReady, s.q.fileJSON(ready))
+	})
 	if err != nil {
 		return "", fmt.Errorf("recording output file %s: %w", name, err)
 	}
@@ -227,4 +235,13 @@ func (q *Queue) deleteBlob(ctx context.Context, f store.File) bool {
 		return false
 	}
 	return true
+}
+
+// fileJSON renders a file as the object of file.ready.
+func (q *Queue) fileJSON(f store.File) json.RawMessage {
+	if q.opts.FileJSON != nil {
+		return q.opts.FileJSON(f)
+	}
+	b, _ := json.Marshal(map[string]any{"id": f.ID, "object": "file", "status": f.Status, "purpose": f.Purpose, "execution_id": f.ExecutionID})
+	return b
 }

@@ -179,6 +179,13 @@ func TestInputFileToOutputFile(t *testing.T) {
 	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		db, blobs := open(t), newMemBlobs()
 		q := newFileQueue(t, db, blobs, true)
+		ctx := context.Background()
+		// A webhook subscribed to file.ready records a delivery per output file.
+		hook, err := db.CreateWebhook(ctx, "org_a", store.Webhook{URL: "https://hooks.example.com/kadu",
+			EventCodes: []string{store.EventFileReady}, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		in := uploadedFile(t, db, blobs, "org_a", "extrato.csv", []byte(statementCSV))
 		exe := launchWithFiles(t, db, q, "org_a", playbook(stepParseFile, stepCategory, stepSummarize, stepWriteTxns, stepWriteTotal), in.ID)
 
@@ -186,7 +193,10 @@ func TestInputFileToOutputFile(t *testing.T) {
 		if done.Output == nil || len(done.Output.FileIDs) != 2 {
 			t.Fatalf("output = %+v, want two files", done.Output)
 		}
-		ctx := context.Background()
+		deliveries, err := db.ListDeliveries(ctx, "org_a", store.DeliveryFilter{WebhookID: hook.ID, EventCode: store.EventFileReady}, store.ListParams{})
+		if err != nil || len(deliveries.Items) != 2 {
+			t.Errorf("file.ready deliveries = %d (%v), want one per output file", len(deliveries.Items), err)
+		}
 		page, err := db.ListFiles(ctx, "org_a", store.FileFilter{Purpose: store.FileOutput, ExecutionID: exe.ID}, store.ListParams{})
 		if err != nil {
 			t.Fatal(err)

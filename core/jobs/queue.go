@@ -61,6 +61,10 @@ type Options struct {
 	// (execution.started, …): the app gives api.ExecutionJSON with the
 	// organisation's plan. Nil: {"id","object":"execution","status","task_id"}.
 	ExecutionJSON func(store.Execution) json.RawMessage
+	// FileJSON renders a file as the object of file.ready, emitted when an
+	// execution writes an output file: the app gives api.FileJSON. Nil:
+	// {"id","object":"file","status","purpose","execution_id"}.
+	FileJSON func(store.File) json.RawMessage
 	// WebhookJSON renders a webhook as the object of webhook.disabled; it
 	// must leave the secrets out (api.WebhookJSON does). Nil:
 	// {"id","object":"webhook","url","status","disabled_reason"}.
