@@ -1,0 +1,28 @@
+// Command tasks is Kadu's tasks bundle: the tools that list, read, create,
+// edit, delete and run tasks, and read the organisation's usage (SPEC §7.4,
+// group tasks), plus the task and usage resources (SPEC §4).
+//
+// Each tool mirrors one /api/v1 route through the api host function, as the
+// caller; the business rules live in core/api, never here. Build it with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/plugins/tasks.wasm ./plugins/tasks
+package main
+
+import (
+	"github.com/kobana/kadu/sdk/go/kadu"
+	"github.com/kobana/kadu/sdk/go/kadu/route"
+)
+
+// bundle names the bundle and the routes its tools and resources call.
+var bundle = kadu.Bundle{
+	Name:        "tasks",
+	Version:     "1.0.0",
+	Description: "Kadu tasks: list, read, create, edit, delete and run tasks; read the organisation's usage.",
+	Routes:      route.Routes(tools...),
+}
+
+// A c-shared module never runs main: init is where a bundle registers
+// (sdk/go/kadu documents why).
+func init() { kadu.Register(bundle, append(route.Tools(tools...), resources...)...) }
+
+func main() {}

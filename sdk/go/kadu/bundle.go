@@ -1,0 +1,191 @@
+package kadu
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/kobana/kadu/sdk/go/kadu/internal/abi"
+)
+
+// ABIVersion is the ABI this SDK implements; the manifest's "abi".
+const ABIVersion = "kadu/v1"
+
+// Bundle names a bundle and the API routes it calls.
+type Bundle struct {
+	// Name is the bundle's name, ^[a-z][a-z0-9_]{0,31}$; the operator's
+	// config refers to it.
+	Name string
+	// Version is the bundle's Semantic Version, e.g. "1.2.0".
+	Version string
+	// Description is shown to operators.
+	Description string
+	// Routes are the API routes the bundle calls, "METHOD /path" with
+	// {name} for one path segment, e.g. "GET /api/v1/tasks/{id}". The host
+	// refuses any other request, and refuses the bundle if the operator did
+	// not grant them all.
+	Routes []string
+}
+
+// Feature is something a bundle offers: a Tool, Resource,
+// ResourceTemplate, Prompt or Completion.
+type Feature interface {
+	// addTo checks the definition and adds it to r.
+	addTo(r *registry) error
+}
+
+// Register builds the bundle from b and features and installs it as this
+// module's bundle. Call it once, from a func init in the bundle's main
+// package (see the package documentation for why there).
+//
+// Register panics when a definition breaks a rule of sdk/ABI.md §10 (the
+// host would refuse the bundle) or when a bundle is already registered.
+// Features must not be modified after the call.
+func Register(b Bundle, features ...Feature) {
+	s, err := newServer(b, features)
+	if err != nil {
+		panic("kadu.Register: " + err.Error())
+	}
+	if !abi.Register(s) {
+		panic("kadu.Register: a bundle is already registered; a module is one bundle")
+	}
+}
+
+// Names and versions (sdk/ABI.md §10).
+var (
+	bundleNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	entryNameRE  = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
+	requestKeyRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
+	semverRE     = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	routeSegRE   = regexp.MustCompile(`^(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z0-9._~!$&'()*+,;=:@%-]+)$`)
+	routeMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+	errBadRoute  = errors.New(`want "METHOD /path", METHOD one of GET POST PUT PATCH DELETE, segments literal or {name}, no query`)
+)
+
+// checkRoute checks one "METHOD /path" route pattern.
+func checkRoute(rt string) error {
+	method, path, ok := strings.Cut(rt, " ")
+	if !ok || !slices.Contains(routeMethods, method) || !strings.HasPrefix(path, "/") {
+		return errBadRoute
+	}
+	if path == "/" {
+		return errBadRoute // the API lives under /api/v1; "/" names nothing a bundle may call
+	}
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		if seg == "." || seg == ".." || !routeSegRE.MatchString(seg) {
+			return errBadRoute
+		}
+	}
+	return nil
+}
+
+// registry collects what the features add, checking uniqueness.
+type registry struct {
+	m         manifest
+	tools     map[string]*toolEntry
+	resources map[string]*Resource
+	templates []*templateEntry
+	prompts   map[string]*Prompt
+	complete  *Completion
+}
+
+// newServer checks b and features and builds the bundle they describe,
+// manifest included.
+func newServer(b Bundle, features []Feature) (*server, error) {
+	var errs []error
+	if !bundleNameRE.MatchString(b.Name) {
+		errs = append(errs, fmt.Errorf("Bundle.Name %q: want ^[a-z][a-z0-9_]{0,31}$", b.Name))
+	}
+	if !semverRE.MatchString(b.Version) {
+		errs = append(errs, fmt.Errorf("Bundle.Version %q: want a semantic version such as 1.0.0", b.Version))
+	}
+	seen := map[string]bool{}
+	for i, rt := range b.Routes {
+		if err := checkRoute(rt); err != nil {
+			errs = append(errs, fmt.Errorf("Bundle.Routes[%d] %q: %w", i, rt, err))
+		}
+		if seen[rt] {
+			errs = append(errs, fmt.Errorf("Bundle.Routes[%d] %q: listed twice", i, rt))
+		}
+		seen[rt] = true
+	}
+	r := &registry{
+		m: manifest{
+			ABI:               ABIVersion,
+			Name:              b.Name,
+			Version:           b.Version,
+			Description:       b.Description,
+			Tools:             []toolDef{},
+			Resources:         []resourceDef{},
+			ResourceTemplates: []templateDef{},
+			Prompts:           []promptDef{},
+			Routes:            append([]string{}, b.Routes...),
+		},
+		tools:     map[string]*toolEntry{},
+		resources: map[string]*Resource{},
+		prompts:   map[string]*Prompt{},
+	}
+	for i, f := range features {
+		if f == nil {
+			errs = append(errs, fmt.Errorf("feature %d is nil", i))
+			continue
+		}
+		if err := f.addTo(r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	raw, err := marshal(r.m)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the manifest: %w", err)
+	}
+	return &server{
+		manifest:  raw,
+		tools:     r.tools,
+		resources: r.resources,
+		templates: r.templates,
+		prompts:   r.prompts,
+		complete:  r.complete,
+	}, nil
+}
+
+// manifest is the output of kadu_describe (sdk/ABI.md §10).
+type manifest struct {
+	ABI               string        `json:"abi"`
+	Name              string        `json:"name"`
+	Version           string        `json:"version"`
+	Description       string        `json:"description,omitempty"`
+	Tools             []toolDef     `json:"tools"`
+	Resources         []resourceDef `json:"resources"`
+	ResourceTemplates []templateDef `json:"resourceTemplates"`
+	Prompts           []promptDef   `json:"prompts"`
+	Completions       bool          `json:"completions"`
+	Routes            []string      `json:"routes"`
+}
+
+// accessDef is "access" in the manifest.
+type accessDef struct {
+	MinRole Role  `json:"min_role"`
+	Scope   Scope `json:"scope"`
+}
+
+// checkObjectSchema checks that raw is a JSON object whose "type" is
+// "object", as MCP requires of inputSchema and outputSchema. Whether the
+// schema compiles is for the host (and kadutest) to check: a guest carries
+// no schema compiler.
+func checkObjectSchema(raw json.RawMessage) error {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
+		return errors.New("must be a JSON object (a JSON Schema)")
+	}
+	var typ string
+	if json.Unmarshal(doc["type"], &typ) != nil || typ != "object" {
+		return errors.New(`must have "type": "object" at the root`)
+	}
+	return nil
+}
