@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/devauth"
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/plugin"
 )
 
 // Options are the parts of an App that do not come from configuration.
@@ -25,8 +27,15 @@ type Options struct {
 	Version string       // build version, shown as serverInfo.version
 	Logger  *slog.Logger // default: JSON or text on stderr per cfg.Log
 	// Catalog serves the tools, resources and prompts. Default: the
-	// bundles configured (none until bundles are configured).
+	// configured bundles (plugins.bundles).
 	Catalog mcp.Catalog
+	// ConfigPath is the configuration file, watched for bundle changes when
+	// plugins.watch is on. Empty: only bundle files are watched.
+	ConfigPath string
+	// ReloadConfig reads the configuration again (from the same file,
+	// environment and flags), for bundle reloads. Nil: reloads keep the
+	// configuration the App started with and reread the bundle files.
+	ReloadConfig func() (*config.Config, error)
 	// DevAuthAutoApprove approves every sign-in of the embedded
 	// authorization server without its consent page. Tests only: it is not
 	// reachable from configuration.
@@ -40,8 +49,10 @@ type App struct {
 	log      *slog.Logger
 	public   *echo.Echo
 	admin    *http.ServeMux
+	opts     Options
 	backend  *backend
-	dispatch *apiDispatcher // /api/v1 in-process, for bundles
+	dispatch *apiDispatcher   // /api/v1 in-process, for bundles
+	plugins  *plugin.Registry // nil when Options.Catalog replaced it
 	draining atomic.Bool
 }
 
@@ -55,7 +66,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	if log == nil {
 		log = newLogger(cfg.Log, os.Stderr)
 	}
-	a := &App{cfg: cfg, log: log, public: echo.New(), admin: http.NewServeMux()}
+	a := &App{cfg: cfg, log: log, opts: opts, public: echo.New(), admin: http.NewServeMux()}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -100,7 +111,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	}
 	catalog := opts.Catalog
 	if catalog == nil {
-		catalog = emptyCatalog{}
+		if a.plugins, err = a.openPlugins(ctx, opts); err != nil {
+			return nil, err
+		}
+		catalog = a.plugins
+		a.admin.Handle("/admin/plugins", a.plugins.AdminHandler())
+		a.admin.Handle("/admin/plugins/", a.plugins.AdminHandler())
 	}
 	engine, err := mcp.New(mcp.Options{
 		Catalog:       catalog,
@@ -187,9 +203,17 @@ func newDevAuth(cfg *config.Config, log *slog.Logger, autoApprove bool) (*devaut
 	})
 }
 
-// Close releases what New opened (the store). Serve calls it when it
-// returns; call it yourself for an App you never serve.
-func (a *App) Close() error { return a.backend.close() }
+// Close releases what New opened (the bundles, the store). Serve calls it
+// when it returns; call it yourself for an App you never serve.
+func (a *App) Close() error {
+	var err error
+	if a.plugins != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err = a.plugins.Close(ctx)
+	}
+	return errors.Join(err, a.backend.close())
+}
 
 // Handler is the public listener's handler: MCP endpoint, metadata and,
 // in development, the embedded authorization server.
@@ -270,6 +294,9 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 		a.Close()
 		return fmt.Errorf("starting the job queue: %w", err)
 	}
+	if a.plugins != nil {
+		a.watchPlugins(ctx, a.opts)
+	}
 	errc := make(chan error, 2)
 	go func() { errc <- public.Serve(pub) }()
 	go func() { errc <- admin.Serve(adm) }()
@@ -301,8 +328,8 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 }
 
 // Run builds Kadu from cfg and serves it until ctx is done.
-func Run(ctx context.Context, cfg *config.Config, version string, stdout io.Writer) error {
-	a, err := New(ctx, cfg, Options{Version: version})
+func Run(ctx context.Context, cfg *config.Config, opts Options, stdout io.Writer) error {
+	a, err := New(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}

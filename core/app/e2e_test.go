@@ -108,6 +108,13 @@ func startServer(t testing.TB, autoApprove bool) *testServer {
 // startServerWith is startServer with the configuration adjusted by mutate.
 func startServerWith(t testing.TB, autoApprove bool, mutate func(*config.Config)) *testServer {
 	t.Helper()
+	return startServerCatalog(t, autoApprove, &e2eCatalog{}, mutate)
+}
+
+// startServerCatalog is startServerWith serving cat; a nil cat serves the
+// configured bundles.
+func startServerCatalog(t testing.TB, autoApprove bool, cat *e2eCatalog, mutate func(*config.Config)) *testServer {
+	t.Helper()
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -123,12 +130,15 @@ func startServerWith(t testing.TB, autoApprove bool, mutate func(*config.Config)
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	cat := &e2eCatalog{}
 	logs := &syncBuffer{}
-	a, err := New(context.Background(), &cfg, Options{
-		Version: "test", Catalog: cat, DevAuthAutoApprove: autoApprove,
+	opts := Options{
+		Version: "test", DevAuthAutoApprove: autoApprove,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	}
+	if cat != nil {
+		opts.Catalog = cat
+	}
+	a, err := New(context.Background(), &cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

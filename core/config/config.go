@@ -202,7 +202,7 @@ func Defaults() Config {
 		Orgs:       Orgs{AutoProvision: toggleAuto, DefaultPlan: "developer", ExampleTasks: toggleAuto},
 		Webhooks:   Webhooks{AllowHosts: []string{}, Timeout: 15 * time.Second},
 		RateLimits: RateLimits{Enabled: true, IPPerMinute: 60, Backend: RateLimitAuto},
-		Plugins:    Plugins{Watch: true, Bundles: map[string]Bundle{}},
+		Plugins:    Plugins{Watch: true, Bundles: firstPartyBundles()},
 		Plans:      builtinPlans(),
 	}
 }

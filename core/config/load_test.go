@@ -38,6 +38,7 @@ func missing(t *testing.T) string { return filepath.Join(t.TempDir(), "absent.ya
 func wantDefaults() Config {
 	c := Defaults()
 	c.PublicURL = "http://127.0.0.1:8080"
+	c.Plugins.normalize() // bundle paths are relative to the working directory
 	return c
 }
 

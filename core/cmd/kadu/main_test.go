@@ -32,10 +32,10 @@ type fake struct {
 func (f *fake) deps() deps {
 	return deps{
 		version: "v9.9.9-test",
-		run: func(ctx context.Context, cfg *config.Config, version string, stdout io.Writer) error {
+		run: func(ctx context.Context, cfg *config.Config, opts app.Options, stdout io.Writer) error {
 			f.runCalls++
 			f.runCtxOK, f.runCtxErr = ctx != nil, ctx.Err()
-			f.runCfg, f.runVer = cfg, version
+			f.runCfg, f.runVer = cfg, opts.Version
 			return nil
 		},
 		mint: func(cfg *config.Config, opts app.TokenOptions) (string, error) {
@@ -74,9 +74,19 @@ func writeConfig(t *testing.T, body string) string {
 
 // emptyConfig is a --config file that keeps every default, with a data
 // directory under the test's temporary directory.
+// noBundles disables the first-party bundles, whose files the tests of the
+// commands do not build.
+const noBundles = `plugins:
+  bundles:
+    tasks: {enabled: false}
+    executions: {enabled: false}
+    files: {enabled: false}
+    webhooks: {enabled: false}
+`
+
 func emptyConfig(t *testing.T) string {
 	t.Helper()
-	return writeConfig(t, "data_dir: "+t.TempDir()+"\n")
+	return writeConfig(t, "data_dir: "+t.TempDir()+"\n"+noBundles)
 }
 
 func TestHelp(t *testing.T) {

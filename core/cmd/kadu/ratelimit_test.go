@@ -40,7 +40,7 @@ func TestRateLimitSharedAcrossProcesses(t *testing.T) {
 	bin := buildKadu(t)
 	dsn := pgtest.New(t).NewDatabase(t)
 	addr1, addr2 := freeAddr(t), freeAddr(t)
-	cfgFile := writeConfig(t, "log:\n  level: error\n")
+	cfgFile := writeConfig(t, "log:\n  level: error\n"+noBundles)
 	env := append(os.Environ(),
 		"KADU_STORE__DRIVER=postgres",
 		"KADU_STORE__DSN="+dsn,

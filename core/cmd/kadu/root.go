@@ -16,7 +16,7 @@ import (
 // and mint so that no server starts.
 type deps struct {
 	version string
-	run     func(ctx context.Context, cfg *config.Config, version string, stdout io.Writer) error
+	run     func(ctx context.Context, cfg *config.Config, opts app.Options, stdout io.Writer) error
 	mint    func(cfg *config.Config, opts app.TokenOptions) (string, error)
 	migrate func(ctx context.Context, cfg *config.Config, log *slog.Logger) error
 }
@@ -51,6 +51,6 @@ See config/kadu.yaml for every key and its default.`,
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
 	})
 
-	root.AddCommand(newServeCmd(d), newTokenCmd(d), newMigrateCmd(d), newVersionCmd(d))
+	root.AddCommand(newServeCmd(d), newTokenCmd(d), newMigrateCmd(d), newPluginsCmd(), newVersionCmd(d))
 	return root
 }

@@ -6,6 +6,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kobana/kadu/core/app"
+	"github.com/kobana/kadu/core/config"
 )
 
 func newServeCmd(d deps) *cobra.Command {
@@ -32,7 +35,18 @@ SIGINT or SIGTERM starts a graceful shutdown (http.shutdown_timeout).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return d.run(ctx, cfg, d.version, cmd.OutOrStdout())
+			opts := app.Options{
+				Version: d.version,
+				// Bundle reloads (SIGHUP, file changes, the admin endpoint)
+				// read the same file, environment and flags again.
+				ReloadConfig: func() (*config.Config, error) { return loadConfig(cmd) },
+			}
+			if path, _ := cmd.Flags().GetString("config"); path != "" {
+				if _, err := os.Stat(path); err == nil { // the default file may be missing
+					opts.ConfigPath = path
+				}
+			}
+			return d.run(ctx, cfg, opts, cmd.OutOrStdout())
 		},
 	}
 	addConfigFlags(cmd, sharedConfigFlags, serveConfigFlags)

@@ -47,7 +47,9 @@ func BuildWasm(t testing.TB, pkg string) string {
 	if err != nil {
 		t.Fatalf("kadutest: the go tool is not on PATH: %v", err)
 	}
-	cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", tmp, ".")
+	// The flags of `go tool task build:plugins`: the same source gives the
+	// same bytes, so a test build matches the sha256 pins in the config.
+	cmd := exec.Command(goTool, "build", "-trimpath", "-buildvcs=false", "-buildmode=c-shared", "-o", tmp, ".")
 	cmd.Dir = abs
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {

@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plugin"
+)
+
+// bundleConfigs maps the enabled bundles of cfg to the registry's
+// configuration, in name order.
+func bundleConfigs(cfg *config.Config) []plugin.BundleConfig {
+	enabled := cfg.EnabledBundles()
+	out := make([]plugin.BundleConfig, 0, len(enabled))
+	for _, name := range slices.Sorted(maps.Keys(enabled)) {
+		b := enabled[name]
+		out = append(out, plugin.BundleConfig{
+			Name:      name,
+			Path:      b.Path,
+			SHA256:    b.SHA256,
+			Routes:    b.Routes,
+			Isolation: b.Isolation,
+			Limits: plugin.Limits{
+				MemoryMiB:             b.MemoryMiB,
+				Timeout:               b.Timeout,
+				MaxOutputBytes:        b.MaxOutputBytes,
+				PoolSize:              b.PoolSize,
+				APICallsPerInvocation: b.APICalls,
+			},
+			Config: b.SettingsMap(),
+		})
+	}
+	return out
+}
+
+// openPlugins loads the configured bundles. A bundle that does not load
+// stops start-up with an error naming it: an operator sees it at once,
+// rather than a server missing tools.
+func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, error) {
+	reg, err := plugin.New(ctx, &plugin.Options{
+		Bundles:    bundleConfigs(a.cfg),
+		CacheDir:   a.cfg.PluginCacheDir(),
+		Dispatcher: a.dispatch,
+		SealKey:    subKey(a.backend.key, "plugin-state"),
+		ReloadConfig: func(ctx context.Context) ([]plugin.BundleConfig, error) {
+			cfg, err := a.reloadConfig(opts)
+			if err != nil {
+				return nil, err
+			}
+			return bundleConfigs(cfg), nil
+		},
+		Logger: a.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plugins: %w", err)
+	}
+	return reg, nil
+}
+
+// reloadConfig reads the configuration again when the caller of New said
+// how (kadu serve does), else keeps the one the App started with: bundle
+// files may still have changed.
+func (a *App) reloadConfig(opts Options) (*config.Config, error) {
+	if opts.ReloadConfig == nil {
+		return a.cfg, nil
+	}
+	cfg, err := opts.ReloadConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the configuration again: %w", err)
+	}
+	return cfg, nil
+}
+
+// watchPlugins reloads the bundles on SIGHUP and, when plugins.watch is on,
+// when the configuration file or a bundle file changes, until ctx ends. A
+// reload that fails leaves the loaded versions serving and is logged.
+func (a *App) watchPlugins(ctx context.Context, opts Options) {
+	var mu sync.Mutex // one reload at a time, whatever triggered it
+	reload := func(trigger string) {
+		mu.Lock()
+		defer mu.Unlock()
+		cfg, err := a.reloadConfig(opts)
+		if err == nil {
+			err = a.plugins.Reload(ctx, bundleConfigs(cfg))
+		}
+		if err != nil {
+			a.log.Error("plugin reload failed; the loaded bundles keep serving", slog.String("trigger", trigger), slog.Any("error", err))
+			return
+		}
+		a.log.Info("plugins reloaded", slog.String("trigger", trigger))
+	}
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				reload("SIGHUP")
+			}
+		}
+	}()
+
+	if !a.cfg.Plugins.Watch {
+		return
+	}
+	var paths []string
+	if opts.ConfigPath != "" {
+		paths = append(paths, opts.ConfigPath)
+	}
+	for _, b := range a.cfg.EnabledBundles() {
+		paths = append(paths, b.Path)
+	}
+	if len(paths) == 0 {
+		return
+	}
+	go func() {
+		if err := plugin.Watch(ctx, paths, func() { reload("file change") }); err != nil {
+			a.log.Warn("not watching bundle files; reload with SIGHUP or POST /admin/plugins/reload", slog.Any("error", err))
+		}
+	}()
+}

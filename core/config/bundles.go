@@ -1,0 +1,76 @@
+package config
+
+// firstPartyBundles are the bundles every configuration has enabled: the
+// tool groups of SPEC §7.4, built from plugins/<name> by
+// `go tool task build:plugins` into bin/plugins (paths relative to the
+// working directory, as `go tool task run` starts the server).
+//
+// The pins are the SHA-256 of reproducible builds (-trimpath
+// -buildvcs=false, the Go version of go.mod). After a change to plugins/ or
+// sdk/go, `go tool task plugins:pin` rebuilds the bundles and rewrites every
+// line marked "pin:<name>", here and in config/kadu.yaml.
+func firstPartyBundles() map[string]Bundle {
+	return map[string]Bundle{
+		"tasks": firstParty("tasks",
+			"a26c5759a9ba16b4eee35ae449254979878d229b1b84d4e05310c7d126fadc51", // pin:tasks
+			"GET /api/v1/tasks",
+			"GET /api/v1/tasks/{id}",
+			"POST /api/v1/tasks",
+			"PATCH /api/v1/tasks/{id}",
+			"DELETE /api/v1/tasks/{id}",
+			"PUT /api/v1/tasks/{id}/launch_policy",
+			"PUT /api/v1/tasks/{id}/destinations",
+			"POST /api/v1/tasks/{id}/run",
+			"GET /api/v1/usage",
+		),
+		"executions": firstParty("executions",
+			"93f040d0edc7409157fabf1e48e06a38cae9b3cb85621e70e5b626201745220f", // pin:executions
+			"GET /api/v1/executions",
+			"GET /api/v1/executions/{id}",
+			"GET /api/v1/executions/{id}/steps",
+			"POST /api/v1/executions/{id}/continue",
+			"POST /api/v1/executions/{id}/cancel",
+			"DELETE /api/v1/executions/{id}",
+			"GET /api/v1/approvals/{id}",
+		),
+		"files": firstParty("files",
+			"1d332a832d9fa30a3d7d72b9f0cc7634d105c7076f10582153df744715f168d7", // pin:files
+			"POST /api/v1/files",
+			"POST /api/v1/files/{id}/confirm",
+			"GET /api/v1/files/{id}",
+			"GET /api/v1/files",
+			"GET /api/v1/files/{id}/download",
+			"DELETE /api/v1/files/{id}",
+		),
+		"webhooks": firstParty("webhooks",
+			"c1210b91cb5879dc204bef52aa6640095fd02a99c4fe6e7fca2ba1d95a5efbb8", // pin:webhooks
+			"GET /api/v1/webhooks",
+			"GET /api/v1/webhooks/{id}",
+			"POST /api/v1/webhooks",
+			"PATCH /api/v1/webhooks/{id}",
+			"DELETE /api/v1/webhooks/{id}",
+			"POST /api/v1/webhooks/{id}/rotate_secret",
+			"GET /api/v1/webhook_deliveries",
+			"GET /api/v1/webhook_deliveries/{id}",
+			"POST /api/v1/webhook_deliveries/{id}/replay",
+		),
+	}
+}
+
+// firstParty is a first-party bundle with its limits spelled out as
+// config/kadu.yaml lists them.
+func firstParty(name, sha256 string, routes ...string) Bundle {
+	return Bundle{
+		Enabled:        true,
+		Path:           "bin/plugins/" + name + ".wasm",
+		SHA256:         sha256,
+		Routes:         routes,
+		Isolation:      IsolationPerOrg,
+		MemoryMiB:      DefaultBundleMemoryMiB,
+		Timeout:        DefaultBundleTimeout,
+		MaxOutputBytes: DefaultBundleMaxOutputBytes,
+		PoolSize:       DefaultBundlePoolSize,
+		APICalls:       DefaultBundleAPICalls,
+		Settings:       []string{},
+	}
+}

@@ -1,0 +1,321 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/mcp"
+)
+
+// The Catalog side of the Registry. Listings return the current snapshot's
+// slices as they are (the engine filters by access and never writes them);
+// calls acquire the version serving the entry, so a call that starts on a
+// version finishes on it whatever Reload does meanwhile.
+
+// Tools implements mcp.Catalog.
+func (r *Registry) Tools(context.Context, *auth.Principal) ([]mcp.Tool, error) {
+	s := r.snap.Load()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return s.toolList, nil
+}
+
+// Resources implements mcp.Catalog.
+func (r *Registry) Resources(context.Context, *auth.Principal) ([]mcp.Resource, error) {
+	s := r.snap.Load()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return s.resourceList, nil
+}
+
+// ResourceTemplates implements mcp.Catalog.
+func (r *Registry) ResourceTemplates(context.Context, *auth.Principal) ([]mcp.ResourceTemplate, error) {
+	s := r.snap.Load()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return s.templateList, nil
+}
+
+// Prompts implements mcp.Catalog.
+func (r *Registry) Prompts(context.Context, *auth.Principal) ([]mcp.Prompt, error) {
+	s := r.snap.Load()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return s.promptList, nil
+}
+
+type toolCallParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// CallTool implements mcp.Catalog. Arguments are validated against the
+// tool's inputSchema before the guest runs; a violation is an isError
+// result naming each failing JSON pointer (SPEC §2a rung 14: the model can
+// correct its arguments). An unknown tool is -32602.
+func (r *Registry) CallTool(ctx context.Context, p *auth.Principal, call *mcp.ToolCall) (*mcp.ToolResult, error) {
+	name := call.Tool.Name
+	var def *toolDef
+	v, err := r.acquire(func(s *snapshot) *version {
+		ref := s.tools[name]
+		def = ref.def
+		return ref.v
+	})
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, mcp.InvalidParams("Unknown tool: %s", name)
+	}
+	defer v.release()
+	args := call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := def.schema.validate(args); err != nil {
+		return &mcp.ToolResult{IsError: true, Content: []mcp.Content{
+			mcp.Text(fmt.Sprintf("Invalid arguments for %s: %v. Fix them to match the tool's inputSchema and call again.", name, err)),
+		}}, nil
+	}
+	req := &request{p: p, op: opToolsCall, target: name, args: args, params: toolCallParams{Name: name, Arguments: args},
+		client: &call.Client, reqID: call.RequestID, replies: call.InputResponses, state: call.RequestState}
+	var res *mcp.ToolResult
+	err = v.run(ctx, req, func(out []byte) error {
+		reqs, sealed, ok, err := v.asInputRequired(req, out)
+		if err != nil || ok {
+			res = &mcp.ToolResult{InputRequests: reqs, RequestState: sealed}
+			return err
+		}
+		res, err = decodeToolResult(v, def, out)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// decodeToolResult checks a CallToolResult: content blocks are objects with
+// a type, structuredContent is an object, and a successful result matches
+// the outputSchema the tool declared.
+func decodeToolResult(v *version, def *toolDef, out []byte) (*mcp.ToolResult, error) {
+	var tr struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+	}
+	if err := json.Unmarshal(out, &tr); err != nil {
+		return nil, v.faultf("tools/call output is not a CallToolResult: %v", err)
+	}
+	res := &mcp.ToolResult{IsError: tr.IsError, Content: make([]mcp.Content, 0, len(tr.Content))}
+	for i, c := range tr.Content {
+		var block struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(c, &block) != nil || block.Type == "" {
+			return nil, v.faultf("content[%d] is not a content block with a type", i)
+		}
+		res.Content = append(res.Content, c)
+	}
+	if sc := tr.StructuredContent; len(sc) > 0 && string(sc) != "null" {
+		if sc[0] != '{' {
+			return nil, v.faultf("structuredContent is not an object")
+		}
+		if def.output != nil && !tr.IsError {
+			if err := def.output.validate(sc); err != nil {
+				return nil, v.faultf("structuredContent does not match the tool's outputSchema: %v", err)
+			}
+		}
+		res.StructuredContent = sc
+	}
+	return res, nil
+}
+
+// ReadResource implements mcp.Catalog: a fixed URI, else the first
+// template that matches, routes the read to its bundle. A URI nobody
+// serves, or that p may not see, is mcp.ErrResourceNotFound.
+func (r *Registry) ReadResource(ctx context.Context, p *auth.Principal, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	var access mcp.Access
+	v, err := r.acquire(func(s *snapshot) *version {
+		v, acc, _ := s.resolveURI(req.URI)
+		access = acc
+		return v
+	})
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, mcp.ErrResourceNotFound
+	}
+	defer v.release()
+	if !p.Allows(access.MinRole, access.Scope) {
+		return nil, mcp.ErrResourceNotFound
+	}
+	rq := &request{p: p, op: opReadResource, target: req.URI, params: map[string]string{"uri": req.URI},
+		client: &req.Client, reqID: req.RequestID, replies: req.InputResponses, state: req.RequestState}
+	var res *mcp.ReadResourceResult
+	err = v.run(ctx, rq, func(out []byte) error {
+		reqs, sealed, ok, err := v.asInputRequired(rq, out)
+		if err != nil || ok {
+			res = &mcp.ReadResourceResult{InputRequests: reqs, RequestState: sealed}
+			return err
+		}
+		var rr struct {
+			Contents []mcp.ResourceContents `json:"contents"`
+		}
+		if err := json.Unmarshal(out, &rr); err != nil {
+			return v.faultf("resources/read output is not {\"contents\":[…]}: %v", err)
+		}
+		for i, c := range rr.Contents {
+			if c.URI == "" {
+				return v.faultf("contents[%d] has no uri", i)
+			}
+		}
+		res = &mcp.ReadResourceResult{Contents: rr.Contents}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+type promptParams struct {
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments"`
+}
+
+// GetPrompt implements mcp.Catalog for a prompt the engine resolved.
+func (r *Registry) GetPrompt(ctx context.Context, p *auth.Principal, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	name := req.Prompt.Name
+	v, err := r.acquire(func(s *snapshot) *version { return s.prompts[name] })
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, mcp.ErrPromptNotFound
+	}
+	defer v.release()
+	args := req.Arguments
+	if args == nil {
+		args = map[string]string{}
+	}
+	rawArgs, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encoding prompt arguments: %w", err)
+	}
+	rq := &request{p: p, op: opPromptsGet, target: name, args: rawArgs, params: promptParams{Name: name, Arguments: args},
+		client: &req.Client, reqID: req.RequestID, replies: req.InputResponses, state: req.RequestState}
+	var res *mcp.GetPromptResult
+	err = v.run(ctx, rq, func(out []byte) error {
+		reqs, sealed, ok, err := v.asInputRequired(rq, out)
+		if err != nil || ok {
+			res = &mcp.GetPromptResult{InputRequests: reqs, RequestState: sealed}
+			return err
+		}
+		var pr struct {
+			Description string `json:"description"`
+			Messages    []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(out, &pr); err != nil {
+			return v.faultf("prompts/get output is not {\"messages\":[…]}: %v", err)
+		}
+		res = &mcp.GetPromptResult{Description: pr.Description, Messages: make([]mcp.PromptMessage, 0, len(pr.Messages))}
+		for i, m := range pr.Messages {
+			if (m.Role != "user" && m.Role != "assistant") || len(m.Content) == 0 || m.Content[0] != '{' {
+				return v.faultf("messages[%d]: want a role of user or assistant and a content object", i)
+			}
+			res.Messages = append(res.Messages, mcp.PromptMessage{Role: m.Role, Content: m.Content})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+type completeParams struct {
+	Ref      mcp.CompleteReference `json:"ref"`
+	Argument struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"argument"`
+	Context *struct {
+		Arguments map[string]string `json:"arguments,omitempty"`
+	} `json:"context,omitempty"`
+}
+
+// Complete implements mcp.Catalog: the bundle owning the prompt or
+// template answers, when its manifest says "completions": true. A ref
+// nobody serves, or that p may not use, gets no suggestions.
+func (r *Registry) Complete(ctx context.Context, p *auth.Principal, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	var access mcp.Access
+	v, err := r.acquire(func(s *snapshot) *version {
+		switch req.Ref.Type {
+		case "ref/prompt":
+			if v := s.prompts[req.Ref.Name]; v != nil {
+				for _, pr := range v.man.prompts {
+					if pr.Name == req.Ref.Name {
+						access = pr.Access
+					}
+				}
+				return v
+			}
+		case "ref/resource":
+			for _, t := range s.templates {
+				if t.def.entry.URITemplate == req.Ref.URI {
+					access = t.def.entry.Access
+					return t.v
+				}
+			}
+			if res, ok := s.resources[req.Ref.URI]; ok {
+				access = res.res.Access
+				return res.v
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return &mcp.CompleteResult{}, nil
+	}
+	defer v.release()
+	if !v.man.m.Completions || !p.Allows(access.MinRole, access.Scope) {
+		return &mcp.CompleteResult{}, nil
+	}
+	params := completeParams{Ref: req.Ref, Context: req.Context}
+	params.Argument.Name, params.Argument.Value = req.Argument.Name, req.Argument.Value
+	target := req.Ref.Name + req.Ref.URI
+	rq := &request{p: p, op: opComplete, target: target, params: params, client: &req.Client, reqID: req.RequestID}
+	var res *mcp.CompleteResult
+	err = v.run(ctx, rq, func(out []byte) error {
+		var cr struct {
+			mcp.CompleteResult
+			ResultType string `json:"resultType"`
+		}
+		if err := json.Unmarshal(out, &cr); err != nil {
+			return v.faultf("completion/complete output is not {\"completion\":{\"values\":[…]}}: %v", err)
+		}
+		if cr.ResultType != "" {
+			return v.faultf("completion/complete cannot answer resultType %q", cr.ResultType)
+		}
+		res = &cr.CompleteResult
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}

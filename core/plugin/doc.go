@@ -1,0 +1,42 @@
+// Package plugin runs tool groups as WebAssembly bundles under wazero: the
+// host side of the "kadu v1" ABI (sdk/ABI.md).
+//
+// It owns: verifying bundles (sha256 pin, exports, manifest, granted
+// routes, x-mcp-header rules, schemas), the kadu v1 host functions, one
+// wazero runtime per bundle version, instance pools per (bundle version,
+// organisation) under a global instance budget, faults and quarantine,
+// sealing a bundle's input-required state into requestState, and the
+// Registry that serves the loaded bundles as an mcp.Catalog and swaps
+// bundle versions atomically.
+//
+// It must not: know MCP wire formats (core/mcp calls it through Catalog),
+// open the database (guests reach data only through the api host function,
+// which dispatches into core/api as the caller through Dispatcher), or give
+// a guest a token, a secret it was not configured with, or another
+// organisation's instance.
+//
+// Wiring, once per process (core/app):
+//
+//	reg, err := plugin.New(ctx, &plugin.Options{
+//		Bundles: cfg.Bundles, CacheDir: cfg.CacheDir, Dispatcher: apiDispatcher,
+//		SealKey: key, Logger: log, ReloadConfig: loadBundleConfig})
+//	engine, err := mcp.New(mcp.Options{Catalog: reg, …}) // *Registry is an mcp.Catalog
+//	admin.Handle("/admin/plugins", reg.AdminHandler())   // and /admin/plugins/reload
+//	go plugin.Watch(ctx, append(bundlePaths, configPath), reloadFromConfig)
+//	// on SIGHUP: reloadFromConfig()
+//	defer reg.Close(shutdownCtx)
+//
+// A call takes this path: the Catalog method acquires the bundle version
+// serving the name in the current snapshot (so it finishes on that version
+// whatever Reload does), validates the arguments, checks the quarantine,
+// takes an instance of the caller's organisation from the version's pool
+// (or instantiates one), runs kadu_handle under Limits.Timeout, decodes
+// the result, and gives the instance back — or discards it on any fault.
+//
+// Errors come in three tiers: tool errors are results with IsError (the
+// model can act on them); a bundle's protocol errors (status 1) are
+// *mcp.Error; faults (trap, timeout, memory, oversized or invalid output)
+// are *FaultError, which the engine answers as -32603 and logs.
+//
+// RATIONALE.md records why it is built this way.
+package plugin

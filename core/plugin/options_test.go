@@ -1,0 +1,75 @@
+package plugin
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBundleConfigValidate(t *testing.T) {
+	good := BundleConfig{Name: "tasks", Path: "tasks.wasm", SHA256: strings.Repeat("ab", 32), Routes: []string{"GET /api/v1/tasks"}}
+	tests := []struct {
+		name    string
+		edit    func(*BundleConfig)
+		wantErr string
+	}{
+		{name: "valid, defaults filled", edit: func(*BundleConfig) {}},
+		{name: "uppercase hash is fine", edit: func(b *BundleConfig) { b.SHA256 = strings.ToUpper(b.SHA256) }},
+		{name: "name", edit: func(b *BundleConfig) { b.Name = "9tasks" }, wantErr: `name "9tasks"`},
+		{name: "no path", edit: func(b *BundleConfig) { b.Path = "" }, wantErr: "path: required"},
+		{name: "short hash", edit: func(b *BundleConfig) { b.SHA256 = "abc" }, wantErr: "sha256: want 64 hex characters"},
+		{name: "hash not hex", edit: func(b *BundleConfig) { b.SHA256 = strings.Repeat("zz", 32) }, wantErr: "sha256: want 64 hex"},
+		{name: "bad grant", edit: func(b *BundleConfig) { b.Routes = []string{"GET tasks"} }, wantErr: "routes[0]"},
+		{name: "isolation", edit: func(b *BundleConfig) { b.Isolation = "per_user" }, wantErr: `isolation "per_user": want "per_org" or "per_call"`},
+		{name: "memory over wazero's ceiling", edit: func(b *BundleConfig) { b.Limits.MemoryMiB = 5000 }, wantErr: "limits.memory_mib 5000"},
+		{name: "negative timeout", edit: func(b *BundleConfig) { b.Limits.Timeout = -time.Second }, wantErr: "limits.timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := good
+			tt.edit(&b)
+			b = b.withDefaults()
+			err := b.validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("validate() = %v", err)
+				}
+				if b.Isolation != IsolationPerOrg || b.Limits.MemoryMiB != 64 || b.Limits.Timeout != 10*time.Second ||
+					b.Limits.MaxOutputBytes != 1<<20 || b.Limits.PoolSize != 4 || b.Limits.APICallsPerInvocation != 16 ||
+					b.Limits.IdleTTL != 5*time.Minute {
+					t.Fatalf("defaults not applied: %+v", b)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("validate() = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestNewRefusesBadOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    *Options
+		wantErr string
+	}{
+		{name: "nil", opts: nil, wantErr: "required"},
+		{name: "no dispatcher", opts: &Options{}, wantErr: "Dispatcher is required"},
+		{name: "short seal key", opts: &Options{Dispatcher: &fakeAPI{}, SealKey: []byte("short")}, wantErr: "SealKey is 5 bytes, want 32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := New(context.Background(), tt.opts)
+			if err == nil {
+				r.Close(context.Background())
+				t.Fatal("New() succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("New() = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

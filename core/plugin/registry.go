@@ -1,0 +1,368 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/plugin/internal/stateseal"
+)
+
+// sweepInterval is how often idle instances past their TTL are closed.
+const sweepInterval = 30 * time.Second
+
+// Registry serves the loaded bundles as an mcp.Catalog and swaps bundle
+// versions atomically.
+//
+// A Registry is safe for concurrent use. Calls read an immutable snapshot
+// and never wait for Reload. Reload publishes a new version only after it
+// has compiled and validated; on error the old version keeps serving and
+// nothing Reload opened stays open. A replaced version finishes the calls
+// that acquired it; its pools and wazero runtime are closed when they
+// return (or after Options.DrainTimeout).
+//
+// Close closes every runtime the Registry created and its compilation
+// cache; later calls return ErrClosed. The zero value is not usable: use
+// New.
+type Registry struct {
+	// fixed at creation
+	set        settings
+	cache      wazero.CompilationCache
+	dispatcher Dispatcher
+	sealer     *stateseal.Sealer
+	budget     *budget
+	reloadCfg  func(ctx context.Context) ([]BundleConfig, error)
+	stopSweep  context.CancelFunc
+
+	snap     atomic.Pointer[snapshot] // read without locks by every call
+	runtimes atomic.Int64             // open wazero runtimes, for tests and status
+	drains   sync.WaitGroup           // retired versions still draining
+	forced   chan struct{}            // closed when Close gives up waiting for drains
+	sweeper  sync.WaitGroup           // the idle sweep loop
+
+	// failures are the bundles whose last load failed, by name; replaced
+	// whole by each Reload, read by Status without waiting for one.
+	failures atomic.Pointer[map[string]failure]
+
+	mu     sync.Mutex // serialises Reload and Close; guards closed
+	closed bool
+}
+
+// failure is a bundle whose last load failed: a new bundle (not published)
+// or a replacement (the old version keeps serving).
+type failure struct {
+	cfg BundleConfig
+	err error
+	at  time.Time
+}
+
+var _ mcp.Catalog = (*Registry)(nil)
+
+// New creates a Registry and loads opts.Bundles; every bundle must load,
+// or New closes what it opened and returns the errors, one per bundle.
+// Use Reload afterwards to load best-effort.
+func New(ctx context.Context, opts *Options) (*Registry, error) {
+	if opts == nil {
+		return nil, errors.New("plugin options: required (Dispatcher at least)")
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	sealer, err := stateseal.New(opts.SealKey)
+	if err != nil {
+		return nil, err
+	}
+	cache := wazero.NewCompilationCache()
+	if opts.CacheDir != "" {
+		if cache, err = wazero.NewCompilationCacheWithDir(opts.CacheDir); err != nil {
+			return nil, fmt.Errorf("plugin options: CacheDir %q: %w", opts.CacheDir, err)
+		}
+	}
+	set := opts.settings()
+	r := &Registry{
+		set: set, cache: cache, dispatcher: opts.Dispatcher, sealer: sealer,
+		budget: newBudget(set.budget), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
+	}
+	r.failures.Store(&map[string]failure{})
+	r.snap.Store(newSnapshot().seal())
+	if len(opts.Bundles) > 0 {
+		if err := r.Reload(ctx, opts.Bundles); err != nil {
+			_ = r.Close(ctx)
+			return nil, err
+		}
+	}
+	sweepCtx, stop := context.WithCancel(context.Background())
+	r.stopSweep = stop
+	r.sweeper.Add(1)
+	go r.sweepLoop(sweepCtx)
+	return r, nil
+}
+
+// Reload makes bundles the loaded set. New and changed bundles are
+// compiled and validated off to the side; a bundle whose configuration is
+// unchanged keeps its loaded version. Then one snapshot is published, and
+// versions no longer in it are retired: their calls finish on them, then
+// they are closed.
+//
+// A bundle that fails never replaces a working version: the old one keeps
+// serving (a new bundle is simply not published). The error joins one
+// error per failed bundle, each naming it. Reload calls are serialised.
+func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	old := r.snap.Load()
+	type candidate struct {
+		v, prev *version
+		fresh   bool
+		pos     int
+	}
+	var (
+		cands    []candidate
+		errs     []error
+		seen     = map[string]bool{}
+		failures = map[string]failure{}
+	)
+	fail := func(cfg BundleConfig, err error) {
+		errs = append(errs, fmt.Errorf("bundle %q: %w", cfg.Name, err))
+		failures[cfg.Name] = failure{cfg: cfg, err: err, at: r.set.now()}
+		r.set.log.LogAttrs(ctx, slog.LevelError, "bundle not loaded",
+			slog.String("bundle", cfg.Name), slog.String("path", cfg.Path), slog.Any("error", err))
+	}
+	for i, cfg := range bundles {
+		cfg = cfg.withDefaults()
+		if seen[cfg.Name] {
+			errs = append(errs, fmt.Errorf("bundle %q: configured twice; give each bundle one entry", cfg.Name))
+			continue
+		}
+		seen[cfg.Name] = true
+		prev := old.byName[cfg.Name]
+		if prev != nil && prev.cfg.equal(cfg) {
+			cands = append(cands, candidate{v: prev, prev: prev, pos: i})
+			continue
+		}
+		v, err := r.loadVersion(ctx, cfg)
+		if err != nil {
+			fail(cfg, err)
+			if prev != nil {
+				cands = append(cands, candidate{v: prev, prev: prev, pos: i})
+			}
+			continue
+		}
+		cands = append(cands, candidate{v: v, prev: prev, fresh: true, pos: i})
+	}
+	// Versions already serving go in first, so a new bundle cannot push a
+	// working one out by claiming its names.
+	next := newSnapshot()
+	for _, c := range cands {
+		if !c.fresh {
+			if err := next.add(c.v, c.pos); err != nil {
+				fail(c.v.cfg, err) // cannot happen: they were published together
+			}
+		}
+	}
+	for _, c := range cands {
+		if !c.fresh {
+			continue
+		}
+		if err := next.add(c.v, c.pos); err != nil {
+			c.v.close()
+			fail(c.v.cfg, err)
+			if c.prev != nil {
+				if err := next.add(c.prev, c.pos); err != nil {
+					fail(c.prev.cfg, err)
+				}
+			}
+			continue
+		}
+		r.set.log.LogAttrs(ctx, slog.LevelInfo, "bundle loaded", slog.String("bundle", c.v.id),
+			slog.String("path", c.v.cfg.Path), slog.String("sha256", c.v.sha))
+	}
+	r.snap.Store(next.seal())
+	r.failures.Store(&failures)
+	for _, v := range old.versions {
+		if !next.has(v) {
+			r.retire(v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// retire stops new calls on v and closes it once its calls have returned,
+// or after the drain bound, whichever comes first.
+func (r *Registry) retire(v *version) {
+	v.retire()
+	r.drains.Add(1)
+	go func() {
+		defer r.drains.Done()
+		t := time.NewTimer(r.set.drain)
+		defer t.Stop()
+		select {
+		case <-v.drained:
+		case <-r.forced:
+		case <-t.C:
+			r.set.log.LogAttrs(context.Background(), slog.LevelWarn, "closing a replaced bundle with calls in flight",
+				slog.String("bundle", v.id), slog.Int64("in_flight", v.inFlight()), slog.Duration("drain_timeout", r.set.drain))
+		}
+		v.close()
+	}()
+}
+
+// Close stops serving, retires every version and waits, until ctx ends,
+// for their calls to return; then closes every runtime and the compilation
+// cache. Calls after Close return ErrClosed.
+func (r *Registry) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	old := r.snap.Load()
+	closed := newSnapshot().seal()
+	closed.closed = true
+	r.snap.Store(closed)
+	for _, v := range old.versions {
+		r.retire(v)
+	}
+	r.mu.Unlock()
+	if r.stopSweep != nil {
+		r.stopSweep()
+		r.sweeper.Wait()
+	}
+	done := make(chan struct{})
+	go func() {
+		r.drains.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		close(r.forced)
+		for _, v := range old.versions {
+			v.close() // under the calls still running: they fail
+		}
+		r.drains.Wait() // quick now: every drain was told to stop
+		err = fmt.Errorf("closing plugin registry: %w", ctx.Err())
+	}
+	return errors.Join(err, r.cache.Close(context.Background()))
+}
+
+// sweepLoop closes idle instances past their TTL until ctx ends.
+func (r *Registry) sweepLoop(ctx context.Context) {
+	defer r.sweeper.Done()
+	t := time.NewTicker(sweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.sweep(r.set.now())
+		}
+	}
+}
+
+func (r *Registry) sweep(now time.Time) {
+	for _, v := range r.snap.Load().versions {
+		if v.pools != nil {
+			v.pools.sweep(now)
+		}
+	}
+}
+
+// acquire finds, in the current snapshot, the version lookup names and
+// registers the call on it. v is nil when lookup finds nothing. The caller
+// must release v.
+func (r *Registry) acquire(lookup func(s *snapshot) *version) (*version, error) {
+	// A version retired between the snapshot load and acquire was replaced
+	// by a snapshot published before it was retired: loading again finds
+	// the replacement. Each retry means a Reload happened meanwhile.
+	for range 16 {
+		s := r.snap.Load()
+		if s.closed {
+			return nil, ErrClosed
+		}
+		v := lookup(s)
+		if v == nil || v.acquire() {
+			return v, nil
+		}
+	}
+	return nil, errors.New("bundle was replaced 16 times during one call; try again")
+}
+
+// BundleStatus describes one configured bundle, for operators.
+type BundleStatus struct {
+	Name             string     `json:"name"`
+	Version          string     `json:"version,omitempty"`
+	SHA256           string     `json:"sha256"`
+	Path             string     `json:"path"`
+	State            string     `json:"state"` // "loaded", "quarantined" or "failed"
+	LastError        string     `json:"last_error,omitempty"`
+	QuarantinedUntil *time.Time `json:"quarantined_until,omitempty"`
+	LoadedAt         *time.Time `json:"loaded_at,omitempty"`
+	Isolation        string     `json:"isolation"`
+	Pools            int        `json:"pools"`          // organisations with a pool
+	IdleInstances    int        `json:"idle_instances"` // pooled, ready
+	Instances        int64      `json:"instances"`      // live, busy ones included
+	InFlight         int64      `json:"in_flight"`
+	Calls            int64      `json:"calls"`
+	Faults           int64      `json:"faults"`
+	APICalls         int64      `json:"api_calls"`
+}
+
+// Bundle states of BundleStatus.
+const (
+	StateLoaded      = "loaded"
+	StateQuarantined = "quarantined"
+	StateFailed      = "failed"
+)
+
+// Status describes every published bundle in configuration order, then
+// every bundle whose last load failed and that has no version serving.
+func (r *Registry) Status() []BundleStatus {
+	failures := *r.failures.Load()
+	now := r.set.now()
+	var out []BundleStatus
+	for _, v := range r.snap.Load().versions {
+		faults, until := v.breaker.state(now)
+		loaded := v.loadedAt
+		st := BundleStatus{
+			Name: v.cfg.Name, Version: v.man.m.Version, SHA256: v.sha, Path: v.cfg.Path, State: StateLoaded,
+			LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), InFlight: v.inFlight(),
+			Calls: v.calls.Load(), Faults: faults, APICalls: v.apiCalls.Load(),
+		}
+		if !until.IsZero() {
+			st.State, st.QuarantinedUntil = StateQuarantined, &until
+		}
+		if v.pools != nil {
+			st.Pools, st.IdleInstances = v.pools.stats()
+		}
+		if f, ok := failures[v.cfg.Name]; ok {
+			st.LastError = f.err.Error()
+		}
+		out = append(out, st)
+	}
+	var failed []BundleStatus
+	for name, f := range failures {
+		if slices.ContainsFunc(out, func(s BundleStatus) bool { return s.Name == name }) {
+			continue
+		}
+		failed = append(failed, BundleStatus{Name: name, SHA256: f.cfg.SHA256, Path: f.cfg.Path, State: StateFailed,
+			LastError: f.err.Error(), Isolation: f.cfg.Isolation})
+	}
+	slices.SortFunc(failed, func(a, b BundleStatus) int { return strings.Compare(a.Name, b.Name) })
+	return append(out, failed...)
+}

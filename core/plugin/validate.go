@@ -1,0 +1,67 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/plugin/internal/route"
+)
+
+// Validate checks the bundle at path offline, as Reload would, without a
+// pinned hash or a dispatcher: it compiles the module, runs kadu_describe
+// under the default limits and validates the manifest. routes is the
+// operator's grant; nil skips the check that the manifest's routes are
+// within it. It is what `kadu plugins validate FILE` runs.
+//
+// Cross-bundle checks (unique tool names) need the other bundles and are
+// left to Reload.
+func Validate(ctx context.Context, path string, routes []string) (*Manifest, error) {
+	return validateBundle(ctx, path, routes, "")
+}
+
+// validateBundle is Validate with an optional compilation cache directory.
+func validateBundle(ctx context.Context, path string, routes []string, cacheDir string) (*Manifest, error) {
+	r, err := New(ctx, &Options{Dispatcher: refuseDispatch{}, CacheDir: cacheDir})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close(context.Background())
+	cfg := BundleConfig{Name: "validate", Path: path, Routes: routes}.withDefaults()
+	var grant []route.Pattern // nil: no grant to check against
+	if routes != nil {
+		grant = make([]route.Pattern, 0, len(routes)) // empty: a grant of nothing
+	}
+	var errs []error
+	for i, s := range routes {
+		g, err := route.Parse(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("routes[%d]: %w", i, err))
+		}
+		grant = append(grant, g)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	wasm, sum, err := readBundle(path)
+	if err != nil {
+		return nil, err
+	}
+	v := &version{reg: r, cfg: cfg, sha: sum, grant: grant, id: path, drained: make(chan struct{}),
+		breaker: breaker{policy: r.set.quarantine}, log: r.set.log}
+	man, err := r.compileAndDescribe(ctx, v, wasm)
+	if err != nil {
+		return nil, err
+	}
+	v.close()
+	return man.m, nil
+}
+
+// refuseDispatch is the dispatcher of an offline validation: kadu_describe
+// cannot call the API anyway.
+type refuseDispatch struct{}
+
+func (refuseDispatch) Dispatch(context.Context, *auth.Principal, string, string, []byte) (int, []byte) {
+	return 503, []byte(`{"status":503,"errors":[{"code":"unavailable","title":"Unavailable","detail":"No API during validation.","param":null,"hint":""}]}`)
+}
