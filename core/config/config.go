@@ -52,6 +52,7 @@ type Config struct {
 	Webhooks   Webhooks   `koanf:"webhooks"`
 	RateLimits RateLimits `koanf:"rate_limits"`
 	Plugins    Plugins    `koanf:"plugins"`
+	Confirm    Confirm    `koanf:"confirm"`
 
 	// Plans are the plans organisations can be on, by name: plans.<name>.<field>
 	// in the file, KADU_PLANS__<NAME>__<FIELD> in the environment. Default: the
@@ -203,6 +204,7 @@ func Defaults() Config {
 		Webhooks:   Webhooks{AllowHosts: []string{}, Timeout: 15 * time.Second},
 		RateLimits: RateLimits{Enabled: true, IPPerMinute: 60, Backend: RateLimitAuto},
 		Plugins:    Plugins{Watch: true, Bundles: firstPartyBundles()},
+		Confirm:    Confirm{StateTTL: 5 * time.Minute, ApprovalTTL: 15 * time.Minute},
 		Plans:      builtinPlans(),
 	}
 }

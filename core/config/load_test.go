@@ -470,6 +470,7 @@ func TestSchemaKeys(t *testing.T) {
 		"auth.algorithms", "auth.audiences",
 		"auth.dev.access_token_ttl", "auth.dev.default_org", "auth.dev.default_role", "auth.dev.default_subject", "auth.dev.refresh_token_ttl",
 		"auth.issuer", "auth.jwks_url", "auth.max_token_lifetime", "auth.org_claim", "auth.require_at_jwt", "auth.role_claim", "auth.scope_claim",
+		"confirm.approval_ttl", "confirm.client_id", "confirm.client_secret", "confirm.sealing_keys", "confirm.state_ttl",
 		"data_dir",
 		"files.url",
 		"http.idle_timeout", "http.read_header_timeout", "http.read_timeout", "http.shutdown_timeout", "http.write_timeout",

@@ -104,6 +104,7 @@ func (c *Config) Validate() error {
 	p.webhooks(&c.Webhooks)
 	p.rateLimits(&c.RateLimits, c.Store.Driver)
 	p.plugins(&c.Plugins)
+	p.confirm(&c.Confirm)
 	return errors.Join(p...)
 }
 

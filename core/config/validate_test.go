@@ -82,6 +82,11 @@ func TestValidate(t *testing.T) {
 		{name: "bundle isolation", mutate: func(c *Config) { b := goodBundle(); b.Isolation = "shared"; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.isolation"},
 		{name: "bundle memory", mutate: func(c *Config) { b := goodBundle(); b.MemoryMiB = 5000; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.memory_mib"},
 		{name: "bundle settings", mutate: func(c *Config) { b := goodBundle(); b.Settings = []string{"novalue"}; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.settings"},
+		{name: "sealing keys", mutate: func(c *Config) {
+			c.Confirm.SealingKeys = Secret(strings.Repeat("k", 32) + "," + strings.Repeat("j", 40))
+		}},
+		{name: "short sealing key", mutate: func(c *Config) { c.Confirm.SealingKeys = Secret(strings.Repeat("k", 32) + ",short") }, wantKey: "confirm.sealing_keys", wantMsg: "entry 1"},
+		{name: "state ttl", mutate: func(c *Config) { c.Confirm.StateTTL = 0 }, wantKey: "confirm.state_ttl"},
 		{name: "ip limit", mutate: func(c *Config) { c.RateLimits.IPPerMinute = 0 }, wantKey: "rate_limits.ip_per_minute"},
 		{name: "production with external issuer", mutate: production},
 		{name: "localhost addr without issuer", mutate: func(c *Config) { c.Addr = "localhost:8080" }},
