@@ -368,11 +368,7 @@ func (a *API) getDelivery(c *call) (*reply, error) {
 	if !store.ValidID(store.PrefixDelivery, id) {
 		return nil, errNotFound("Delivery " + id)
 	}
-	d, err := a.db.GetDelivery(c.ctx(), c.org.id, id)
-	if err != nil {
-		return nil, storeErr(err, "Delivery "+id)
-	}
-	attempts, err := a.db.ListDeliveryAttempts(c.ctx(), c.org.id, id)
+	d, attempts, err := a.db.DeliveryWithAttempts(c.ctx(), c.org.id, id)
 	if err != nil {
 		return nil, storeErr(err, "Delivery "+id)
 	}

@@ -293,3 +293,35 @@ func cleanText(s string, limit int) string {
 	}
 	return s
 }
+
+// DeliveryWithAttempts reads the delivery id of orgID and its attempts (as
+// ListDeliveryAttempts) from one snapshot, so that attempts_count and the
+// attempts listed agree while a worker records another one.
+func (db *DB) DeliveryWithAttempts(ctx context.Context, orgID, id string) (Delivery, []DeliveryAttempt, error) {
+	if err := checkOrg(orgID); err != nil {
+		return Delivery{}, nil, err
+	}
+	// SQLite in WAL mode keeps the snapshot of a transaction's first read;
+	// PostgreSQL needs REPEATABLE READ for that (READ COMMITTED takes a new
+	// snapshot per statement).
+	opts := &sql.TxOptions{}
+	if db.driver == DriverPostgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := db.reader.BeginTx(ctx, opts)
+	if err != nil {
+		return Delivery{}, nil, fmt.Errorf("delivery %s: %w", id, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep
+	q := db.ops
+	q.read = tx
+	d, err := q.GetDelivery(ctx, orgID, id)
+	if err != nil {
+		return Delivery{}, nil, err
+	}
+	attempts, err := q.ListDeliveryAttempts(ctx, orgID, id)
+	if err != nil {
+		return Delivery{}, nil, err
+	}
+	return d, attempts, nil
+}
