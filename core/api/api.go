@@ -240,6 +240,7 @@ func (a *API) coreRoutes() []route {
 func (a *API) routes() []route {
 	rs := a.coreRoutes()
 	rs = append(rs, a.fileRoutes()...)
+	rs = append(rs, a.approvalRoutes()...)
 	return append(rs, a.webhookRoutes()...)
 }
 

@@ -68,8 +68,8 @@ var scopesWithout = map[string][]string{
 
 func testRoleScope(t *testing.T, db *store.DB) {
 	e := newEnv(t, db, withFakeBlobs)
-	// The webhook routes have their own table (testWebhookRoleScope).
-	if n := len(e.api.routes()) - len(e.api.webhookRoutes()); n != len(routeCases()) {
+	// The webhook and approval routes have their own tables (testWebhookRoleScope, testApprovalRoleScope).
+	if n := len(e.api.routes()) - len(e.api.webhookRoutes()) - len(e.api.approvalRoutes()); n != len(routeCases()) {
 		t.Fatalf("the table has %d routes, the API %d", len(routeCases()), n)
 	}
 	org := newOrg()

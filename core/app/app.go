@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/kadu/core/api"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/confirm"
 	"github.com/kobana/kadu/core/devauth"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/plugin"
@@ -53,6 +54,7 @@ type App struct {
 	backend  *backend
 	dispatch *apiDispatcher   // /api/v1 in-process, for bundles
 	plugins  *plugin.Registry // nil when Options.Catalog replaced it
+	confirm  *confirm.Confirmer
 	draining atomic.Bool
 }
 
@@ -118,6 +120,20 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		a.admin.Handle("/admin/plugins", a.plugins.AdminHandler())
 		a.admin.Handle("/admin/plugins/", a.plugins.AdminHandler())
 	}
+	// Every destructive tool, first-party or partner, passes through the
+	// confirmation: a bundle cannot opt out.
+	if a.confirm, err = confirm.New(confirm.Options{
+		Next:        catalog,
+		Store:       a.backend.db,
+		Keys:        confirmKeys(cfg, a.backend.key),
+		PublicURL:   cfg.PublicOrigin(),
+		StateTTL:    cfg.Confirm.StateTTL,
+		ApprovalTTL: cfg.Confirm.ApprovalTTL,
+		Logger:      log,
+	}); err != nil {
+		return nil, fmt.Errorf("confirm: %w", err)
+	}
+	catalog = a.confirm
 	engine, err := mcp.New(mcp.Options{
 		Catalog:       catalog,
 		Authenticator: authn,

@@ -113,6 +113,21 @@ func executionJSON(db *store.DB, cfg *config.Config) func(store.Execution) json.
 	}
 }
 
+// confirmKeys is the key ring of in-chat confirmations: one key per
+// confirm.sealing_keys entry (the first seals), or one derived from the
+// master key.
+func confirmKeys(cfg *config.Config, master []byte) [][]byte {
+	entries := cfg.Confirm.SealingKeyList()
+	if len(entries) == 0 {
+		return [][]byte{subKey(master, "confirm-state")}
+	}
+	keys := make([][]byte, len(entries))
+	for i, e := range entries {
+		keys[i] = subKey([]byte(e), "confirm-state")
+	}
+	return keys
+}
+
 // subKey derives the key of one use from the master signing key, so that
 // a cursor signature can never pass for a blob URL signature.
 func subKey(master []byte, use string) []byte {

@@ -52,7 +52,14 @@ func startProduct(t testing.TB, driver string) *testServer {
 // response.
 func mcpCall(t testing.TB, srv *testServer, token, method, name, params string) (int, map[string]any) {
 	t.Helper()
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	return mcpCallAs(t, srv, token, "{}", method, name, params)
+}
+
+// mcpCallAs is mcpCall from a client that declared capabilities (a JSON
+// object, e.g. `{"elicitation":{}}`).
+func mcpCallAs(t testing.TB, srv *testServer, token, capabilities, method, name, params string) (int, map[string]any) {
+	t.Helper()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + capabilities + `}`
 	params = strings.TrimSuffix(strings.TrimSpace(params), "}")
 	if params != "{" {
 		params += ","

@@ -197,13 +197,31 @@ func (c *toolCaller) call(name string, args any) toolAnswer {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	status, res := c.rpc("tools/call", name, fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, raw))
+	// The client declares form elicitation, so a destructive tool asks to
+	// confirm in the chat first (SPEC §8); the person accepts.
+	const caps = `{"elicitation":{}}`
+	params := fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, raw)
+	status, res := mcpCallAs(c.t, c.fx.srv, c.token, caps, "tools/call", name, params)
 	result, _ := res["result"].(map[string]any)
 	if status != 200 || result == nil {
 		c.t.Fatalf("%s %s: HTTP %d, not a tool result: %v", name, raw, status, res)
 	}
+	if result["resultType"] == "input_required" {
+		if _, asked := result["inputRequests"].(map[string]any)["confirm"]; !asked || c.fx.tools[name]["annotations"].(map[string]any)["destructiveHint"] != true {
+			c.t.Fatalf("%s: input_required %v, but only destructive tools ask to confirm", name, result)
+		}
+		state, _ := result["requestState"].(string)
+		params = fmt.Sprintf(`{"name":%q,"arguments":%s,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":%q}`, name, raw, state)
+		status, res = mcpCallAs(c.t, c.fx.srv, c.token, caps, "tools/call", name, params)
+		if result, _ = res["result"].(map[string]any); status != 200 || result == nil {
+			c.t.Fatalf("%s confirmed: HTTP %d, not a tool result: %v", name, status, res)
+		}
+	} else if c.fx.tools[name]["annotations"].(map[string]any)["destructiveHint"] == true && result["isError"] != true {
+		// Invalid arguments are refused before anyone is asked.
+		c.t.Fatalf("%s is destructive but ran without asking: %v", name, result)
+	}
 	if result["resultType"] != "complete" {
-		c.t.Fatalf("%s: resultType %v, want complete (destructive tools run at once until confirmation lands): %v", name, result["resultType"], result)
+		c.t.Fatalf("%s: resultType %v, want complete: %v", name, result["resultType"], result)
 	}
 	content, _ := result["content"].([]any)
 	if len(content) != 1 {

@@ -58,6 +58,11 @@ func (w *maintenanceWorker) Work(ctx context.Context, job *river.Job[maintenance
 	if err := q.maintainFiles(ctx, now, retention); err != nil { // files.go
 		return err
 	}
+	// Overdue approvals read as expired already; this records it, and drops
+	// answered confirmations and approvals long past their expiry.
+	if _, err := q.opts.Store.PurgeConfirmations(ctx, now); err != nil {
+		return err
+	}
 	_, err = q.opts.Store.PurgeIdempotency(ctx, now.Add(-store.IdempotencyRetention))
 	return err
 }

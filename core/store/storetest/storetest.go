@@ -60,6 +60,7 @@ func Run(t *testing.T, open Opener) {
 	}
 	tests = append(tests, fileTests...)
 	tests = append(tests, webhookTests...)
+	tests = append(tests, approvalTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
