@@ -132,3 +132,51 @@ func osUserCacheDir() (string, error) {
 	dir = filepath.Join(dir, "kadu", "app-test-wazero")
 	return dir, os.MkdirAll(dir, 0o700)
 }
+
+// TestDestructiveToolNeedsApproval: a client that cannot answer an
+// elicitation gets an approval link for a destructive tool, and nothing
+// runs until the person decides; the link's status is readable through
+// kadu_approvals_get by the requester only.
+func TestDestructiveToolNeedsApproval(t *testing.T) {
+	srv := startProduct(t, config.DriverSQLite)
+	token, err := MintDevToken(srv.cfg, TokenOptions{OrgID: "org_approvals", Subject: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := MintDevToken(srv.cfg, TokenOptions{OrgID: "org_approvals", Subject: "bruno"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := restClient{t: t, base: srv.baseURL, token: token}
+	status, _, task := rest.do("POST", "/tasks", `{"name":"Apagar depois","description":"d","instructions":"i"}`)
+	if status != 201 {
+		t.Fatalf("create task: %d %v", status, task)
+	}
+	id := task["id"].(string)
+
+	status, res := mcpCall(t, srv, token, "tools/call", "kadu_tasks_delete", `{"name":"kadu_tasks_delete","arguments":{"id":"`+id+`"}}`)
+	result, _ := res["result"].(map[string]any)
+	sc, _ := result["structuredContent"].(map[string]any)
+	if status != 200 || result["isError"] == true || sc["status"] != "approval_required" {
+		t.Fatalf("kadu_tasks_delete without elicitation: %d %v", status, res)
+	}
+	url, _ := sc["approval_url"].(string)
+	apr, _ := sc["approval_id"].(string)
+	if !strings.HasPrefix(url, srv.baseURL+"/approve/") || !strings.HasPrefix(apr, "apr_") || sc["expires_at"] == nil {
+		t.Errorf("approval link %v", sc)
+	}
+	if status, _, got := rest.do("GET", "/tasks/"+id, ""); status != 200 {
+		t.Fatalf("the task is gone before anyone approved: %d %v", status, got)
+	}
+
+	status, res = mcpCall(t, srv, token, "tools/call", "kadu_approvals_get", `{"name":"kadu_approvals_get","arguments":{"id":"`+apr+`"}}`)
+	result, _ = res["result"].(map[string]any)
+	if status != 200 || result["isError"] == true || !strings.Contains(string(mustMarshal(result["content"])), `pending`) {
+		t.Errorf("kadu_approvals_get by the requester: %d %v", status, res)
+	}
+	status, res = mcpCall(t, srv, other, "tools/call", "kadu_approvals_get", `{"name":"kadu_approvals_get","arguments":{"id":"`+apr+`"}}`)
+	result, _ = res["result"].(map[string]any)
+	if status != 200 || result["isError"] != true || !strings.Contains(string(mustMarshal(result["content"])), "not_found") {
+		t.Errorf("kadu_approvals_get by another user: %d %v", status, res)
+	}
+}
