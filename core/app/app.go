@@ -55,6 +55,7 @@ type App struct {
 	dispatch *apiDispatcher   // /api/v1 in-process, for bundles
 	plugins  *plugin.Registry // nil when Options.Catalog replaced it
 	confirm  *confirm.Confirmer
+	dev      *devauth.Server // the embedded issuer; nil with auth.issuer
 	draining atomic.Bool
 }
 
@@ -134,6 +135,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		return nil, fmt.Errorf("confirm: %w", err)
 	}
 	catalog = a.confirm
+	if err := a.mountApprovalPage(verifier, origins); err != nil {
+		return nil, err
+	}
 	engine, err := mcp.New(mcp.Options{
 		Catalog:       catalog,
 		Authenticator: authn,
@@ -186,6 +190,7 @@ func (a *App) mountAuth(opts Options) (*auth.Verifier, error) {
 			return nil, err
 		}
 		dev.Register(a.public)
+		a.dev = dev
 		// The embedded server's tokens go through the production verifier;
 		// only the key source differs (in-process, nothing to fetch), and
 		// the claim names are the ones it issues.

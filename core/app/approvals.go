@@ -1,0 +1,51 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/confirm/page"
+	"github.com/kobana/kadu/core/devauth"
+	"github.com/kobana/kadu/core/mcp"
+)
+
+// mountApprovalPage serves /approve/…, where a person approves a
+// destructive call from a client that could not ask in the chat (SPEC §8).
+// With the embedded issuer the page registers its own OAuth client
+// in-process; with auth.issuer it uses confirm.client_id, or registers
+// itself by dynamic client registration.
+func (a *App) mountApprovalPage(v *auth.Verifier, origins *mcp.OriginPolicy) error {
+	cfg := a.cfg
+	opts := page.Options{
+		PublicURL:    cfg.PublicOrigin(),
+		Issuer:       cfg.IssuerURL(),
+		ClientID:     cfg.Confirm.ClientID,
+		ClientSecret: cfg.Confirm.ClientSecret.Reveal(),
+		MCPURL:       cfg.MCPURL(),
+		Verify:       v.Verify,
+		Approvals:    a.confirm,
+		Describe:     a.confirm.Explain,
+		Guard:        origins,
+		SealKey:      subKey(a.backend.key, "approval-page"),
+		Logger:       a.log,
+	}
+	if a.dev != nil {
+		opts.ClientNames = a.dev.ClientName
+		if opts.ClientID == "" {
+			cl, err := a.dev.RegisterClient(devauth.ClientRegistration{
+				Name:         "Kadu approval page",
+				RedirectURIs: []string{cfg.PublicOrigin() + "/approve/callback"},
+			})
+			if err != nil {
+				return fmt.Errorf("approval page: %w", err)
+			}
+			opts.ClientID = cl.ID
+		}
+	}
+	p, err := page.New(opts)
+	if err != nil {
+		return fmt.Errorf("approval page: %w", err)
+	}
+	p.Register(a.public)
+	return nil
+}
