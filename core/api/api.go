@@ -241,6 +241,7 @@ func (a *API) routes() []route {
 	rs := a.coreRoutes()
 	rs = append(rs, a.fileRoutes()...)
 	rs = append(rs, a.approvalRoutes()...)
+	rs = append(rs, a.playbookRoutes()...)
 	return append(rs, a.webhookRoutes()...)
 }
 

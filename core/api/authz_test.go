@@ -68,8 +68,9 @@ var scopesWithout = map[string][]string{
 
 func testRoleScope(t *testing.T, db *store.DB) {
 	e := newEnv(t, db, withFakeBlobs)
-	// The webhook and approval routes have their own tables (testWebhookRoleScope, testApprovalRoleScope).
-	if n := len(e.api.routes()) - len(e.api.webhookRoutes()) - len(e.api.approvalRoutes()); n != len(routeCases()) {
+	// The webhook, approval and playbook routes have their own tables (testWebhookRoleScope,
+	// testApprovalRoleScope, TestPlaybooks).
+	if n := len(e.api.routes()) - len(e.api.webhookRoutes()) - len(e.api.approvalRoutes()) - len(e.api.playbookRoutes()); n != len(routeCases()) {
 		t.Fatalf("the table has %d routes, the API %d", len(routeCases()), n)
 	}
 	org := newOrg()

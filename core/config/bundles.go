@@ -12,7 +12,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"a26c5759a9ba16b4eee35ae449254979878d229b1b84d4e05310c7d126fadc51", // pin:tasks
+			"e02004096b3453d0c4f658ef6ffa541d4edeba864c8a545eab053b183a8f24d7", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -22,9 +22,10 @@ func firstPartyBundles() map[string]Bundle {
 			"PUT /api/v1/tasks/{id}/destinations",
 			"POST /api/v1/tasks/{id}/run",
 			"GET /api/v1/usage",
+			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"93f040d0edc7409157fabf1e48e06a38cae9b3cb85621e70e5b626201745220f", // pin:executions
+			"af382a00a3bea10407cd6ae576dd224bf79557f64953fa3bbed8d92253f3a3ab", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -34,7 +35,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"1d332a832d9fa30a3d7d72b9f0cc7634d105c7076f10582153df744715f168d7", // pin:files
+			"b4d59da765dc93f1b22f61c672e22acf1cb977672390f91607f540c2af63caa5", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",

@@ -1,6 +1,7 @@
 // Command executions is Kadu's executions bundle: the tools that follow,
 // answer, cancel and delete executions, and read approvals (SPEC §7.4,
-// group executions), plus the execution resources (SPEC §4).
+// group executions), plus the execution resources, the prompts about failed
+// and waiting executions and the completion of execution ids (SPEC §4).
 //
 // Each tool mirrors one /api/v1 route through the api host function, as the
 // caller; the business rules live in core/api, never here. Execution output
@@ -25,6 +26,10 @@ var bundle = kadu.Bundle{
 
 // A c-shared module never runs main: init is where a bundle registers
 // (sdk/go/kadu documents why).
-func init() { kadu.Register(bundle, append(route.Tools(tools...), resources...)...) }
+func init() {
+	features := append(route.Tools(tools...), resources...)
+	features = append(features, prompts...)
+	kadu.Register(bundle, append(features, completion)...)
+}
 
 func main() {}

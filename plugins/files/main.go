@@ -1,6 +1,7 @@
 // Command files is Kadu's files bundle: the tools that register uploads,
 // confirm them, read file metadata, hand out download URLs and delete
-// files (SPEC §7.4, group files), plus the file resource (SPEC §4).
+// files (SPEC §7.4, group files), plus the file resource, the
+// reconcile_statement prompt and the completion of file ids (SPEC §4).
 //
 // No tool carries a file's bytes (SPEC §9): contents travel through the
 // presigned URLs the API signs. Each tool mirrors one /api/v1 route through
@@ -24,6 +25,9 @@ var bundle = kadu.Bundle{
 
 // A c-shared module never runs main: init is where a bundle registers
 // (sdk/go/kadu documents why).
-func init() { kadu.Register(bundle, append(route.Tools(tools...), resources...)...) }
+func init() {
+	features := append(route.Tools(tools...), resources...)
+	kadu.Register(bundle, append(features, reconcilePrompt, completion)...)
+}
 
 func main() {}

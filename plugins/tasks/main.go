@@ -1,6 +1,7 @@
 // Command tasks is Kadu's tasks bundle: the tools that list, read, create,
 // edit, delete and run tasks, and read the organisation's usage (SPEC §7.4,
-// group tasks), plus the task and usage resources (SPEC §4).
+// group tasks), plus the task, usage, guide and playbooks resources, the
+// run_task prompt and the completion of task ids and names (SPEC §4).
 //
 // Each tool mirrors one /api/v1 route through the api host function, as the
 // caller; the business rules live in core/api, never here. Build it with
@@ -18,11 +19,15 @@ var bundle = kadu.Bundle{
 	Name:        "tasks",
 	Version:     "1.0.0",
 	Description: "Kadu tasks: list, read, create, edit, delete and run tasks; read the organisation's usage.",
-	Routes:      route.Routes(tools...),
+	Routes:      append(route.Routes(tools...), playbooksRoute),
 }
 
 // A c-shared module never runs main: init is where a bundle registers
 // (sdk/go/kadu documents why).
-func init() { kadu.Register(bundle, append(route.Tools(tools...), resources...)...) }
+func init() {
+	features := append(route.Tools(tools...), resources...)
+	features = append(features, docs...)
+	kadu.Register(bundle, append(features, runTaskPrompt, completion)...)
+}
 
 func main() {}

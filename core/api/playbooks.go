@@ -1,0 +1,31 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/kobana/kadu/core/agent"
+	"github.com/kobana/kadu/core/auth"
+)
+
+// playbookRoutes is GET /playbooks: the reference of the built-in runner's
+// playbook format, served to clients as the kobana://kadu/playbooks
+// resource (SPEC §4). It reads no data of the organisation; it is a route
+// so that the tasks bundle reaches it like any other document, and so that
+// the cost table has one source, core/agent.
+func (a *API) playbookRoutes() []route {
+	return []route{
+		{http.MethodGet, "/playbooks", auth.RoleViewer, auth.ScopeRead, nil, a.getPlaybooks},
+	}
+}
+
+// playbooksJSON is GET /playbooks. reference is Markdown (PLAYBOOKS.md of
+// core/agent): step types, their parameters and their fixed costs.
+type playbooksJSON struct {
+	Runner    string `json:"runner"`
+	MediaType string `json:"media_type"`
+	Reference string `json:"reference"`
+}
+
+func (a *API) getPlaybooks(*call) (*reply, error) {
+	return ok(playbooksJSON{Runner: "builtin", MediaType: "text/markdown", Reference: agent.PlaybooksReference()})
+}
