@@ -1,10 +1,10 @@
 -- wrk script: an era-2026 tools/call of kadu_executions_get, served by the executions bundle, with a bearer token
--- from $KADU_TOKEN and the execution id from $KADU_EXECUTION_ID (docs/benchmarks.md shows how to get both).
---   KADU_TOKEN=... KADU_EXECUTION_ID=exe_... wrk -t2 -c16 -d20s --latency -s docs/wrk-executions-get.lua http://127.0.0.1:18080/mcp
-local token = os.getenv("KADU_TOKEN")
-local id = os.getenv("KADU_EXECUTION_ID")
+-- from $MCP_TOKEN and the execution id from $EXECUTION_ID (docs/benchmarks.md shows how to get both).
+--   MCP_TOKEN=... EXECUTION_ID=exe_... wrk -t2 -c16 -d20s --latency -s docs/wrk-executions-get.lua http://127.0.0.1:18080/mcp
+local token = os.getenv("MCP_TOKEN")
+local id = os.getenv("EXECUTION_ID")
 if not token or token == "" or not id or not id:match("^exe_%x+$") then
-  io.stderr:write("set KADU_TOKEN (kadu token) and KADU_EXECUTION_ID (an exe_… id of the token's organisation)\n")
+  io.stderr:write("set MCP_TOKEN (kadu token) and EXECUTION_ID (an exe_… id of the token's organisation)\n")
   os.exit(2)
 end
 
