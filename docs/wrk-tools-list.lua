@@ -1,7 +1,7 @@
--- wrk script: an era-2026 tools/list with a bearer token from $KADU_TOKEN.
---   TOKEN=$(./bin/kadu token --scope kadu.read) KADU_TOKEN=... wrk -t2 -c32 -d20s -s docs/wrk-tools-list.lua http://127.0.0.1:8080/mcp
+-- wrk script: an era-2026 tools/list with a bearer token from $MCP_TOKEN.
+--   TOKEN=$(./bin/kadu token --scope kadu.read) MCP_TOKEN=... wrk -t2 -c32 -d20s -s docs/wrk-tools-list.lua http://127.0.0.1:8080/mcp
 wrk.method = "POST"
-wrk.headers["Authorization"] = "Bearer " .. os.getenv("KADU_TOKEN")
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("MCP_TOKEN")
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
