@@ -38,9 +38,10 @@ type swapBuild struct {
 	path, sha, version string
 }
 
-func buildSwap(t testing.TB, version string) swapBuild {
+// buildSwap builds testdata/swapguest/<pkg>, which registers version.
+func buildSwap(t testing.TB, pkg, version string) swapBuild {
 	t.Helper()
-	path := kadutest.BuildWasm(t, "testdata/swapguest/v"+version[:1])
+	path := kadutest.BuildWasm(t, "testdata/swapguest/"+pkg)
 	return swapBuild{path: path, sha: fileSHA256(t, path), version: version}
 }
 
@@ -263,7 +264,6 @@ func (c *swapCaller) call(ctx context.Context) (string, error) {
 				Plan    string `json:"plan"`
 			} `json:"structuredContent"`
 		} `json:"result"`
-		Error json.RawMessage `json:"error"`
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &body) != nil || body.Result == nil || body.Result.IsError ||
 		body.Result.StructuredContent.Version == "" || body.Result.StructuredContent.Plan == "" {
@@ -283,9 +283,11 @@ type load struct {
 }
 
 // startLoad starts n goroutines calling swap_version, spread over callers.
-func startLoad(n int, callers []*swapCaller) *load {
+// They stop at stop, or when t ends.
+func startLoad(t testing.TB, n int, callers []*swapCaller) *load {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{seen: map[string]int{}, cancel: cancel}
+	t.Cleanup(func() { l.stop() })
 	for g := range n {
 		l.wg.Add(1)
 		go func() {
@@ -368,7 +370,7 @@ func loopbackClient(conns int) *http.Client {
 // corrupt and a mis-pinned build: no call may fail, both versions must
 // answer, and a refused build must leave the loaded version serving.
 func TestHotSwapOverHTTP(t *testing.T) {
-	v1, v2 := buildSwap(t, "1.0.0"), buildSwap(t, "2.0.0")
+	v1, v2 := buildSwap(t, "v1", "1.0.0"), buildSwap(t, "v2", "2.0.0")
 	srv, rl := startSwapServer(t, v1, v2)
 	const callers = 4
 	client := loopbackClient(callers)
@@ -381,7 +383,7 @@ func TestHotSwapOverHTTP(t *testing.T) {
 		// Run the load for at least 3 s and at least 8 swaps, each after the
 		// callers have made a few calls on the version before it.
 		const minSwaps, minLoad = 8, 3 * time.Second
-		l := startLoad(callers, orgs)
+		l := startLoad(t, callers, orgs)
 		start := time.Now()
 		swaps, slowest := 0, time.Duration(0)
 		for swaps < minSwaps || time.Since(start) < minLoad {
@@ -436,7 +438,7 @@ func TestHotSwapOverHTTP(t *testing.T) {
 	}
 	for _, tt := range refused {
 		t.Run("refuses "+tt.name, func(t *testing.T) {
-			l := startLoad(callers, orgs)
+			l := startLoad(t, callers, orgs)
 			l.waitCalls(t, 2*callers)
 			rl.setSwap(tt.bundle)
 			status, body := adminDo(t, srv, http.MethodPost, "/admin/plugins/reload")
@@ -476,7 +478,7 @@ func TestHotSwapOverHTTP(t *testing.T) {
 // checks that the replaced versions are freed: the heap and the executable
 // mappings that hold compiled code return to where they were.
 func TestReloadLoopOverHTTPDoesNotLeak(t *testing.T) {
-	builds := []swapBuild{buildSwap(t, "1.0.0"), buildSwap(t, "2.0.0")}
+	builds := []swapBuild{buildSwap(t, "v1", "1.0.0"), buildSwap(t, "v2", "2.0.0")}
 	srv, rl := startSwapServer(t, builds...)
 	client := loopbackClient(2)
 	orgs := []*swapCaller{newSwapCaller(t, srv, client, "org_leak_a"), newSwapCaller(t, srv, client, "org_leak_b")}
@@ -492,26 +494,27 @@ func TestReloadLoopOverHTTPDoesNotLeak(t *testing.T) {
 	for i := range 4 { // warm up: compilation cache, pools, allocator, SQLite
 		cycle(i + 1)
 	}
-	heapBefore, codeBefore := heapInuse(), execMappedBytes()
+	heapBefore, codeBefore := settledMemory()
 
 	const reloads = 30
 	for i := range reloads {
 		cycle(i + 1)
 	}
-	// Replaced versions are closed by a goroutine once their calls have
-	// drained, and wazero unmaps compiled code from a finalizer: give both
-	// a bounded while to happen.
 	// Each Go guest instance holds several MiB of linear memory on the Go
-	// heap, so a leaked instance or runtime per reload would show as
-	// hundreds of MiB over 30 reloads.
-	// Runtimes that share a compilation cache share the compiled code of
-	// one module, so a leaked runtime keeps the other version's code (about
-	// 17 MiB) mapped, even when its instances were freed. Small
-	// host-function trampolines come and go, hence the slack.
+	// heap: a leaked instance or runtime per reload would show as hundreds
+	// of MiB over 30 reloads.
+	//
+	// Runtimes that share a compilation cache share the compiled code of a
+	// module, so a leaked runtime whose instances were freed still keeps
+	// the other version's code (about 17 MiB) mapped. Small host-function
+	// trampolines come and go, hence the slack.
 	const heapBound, codeBound = 32 << 20, 4 << 20
 	grown := func(heap uint64, code int64) bool {
 		return heap > heapBefore+heapBound || codeBefore >= 0 && code > codeBefore+codeBound
 	}
+	// The last replaced version is closed by a goroutine once its calls
+	// have drained, and wazero unmaps compiled code from a finalizer: give
+	// both a bounded while.
 	heapAfter, codeAfter := heapInuse(), execMappedBytes()
 	for deadline := time.Now().Add(10 * time.Second); grown(heapAfter, codeAfter) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
@@ -536,6 +539,22 @@ func TestReloadLoopOverHTTPDoesNotLeak(t *testing.T) {
 	if n := len(list.Bundles); n != 5 {
 		t.Errorf("GET /admin/plugins lists %d bundles, want 5 (the four first-party bundles and swap)", n)
 	}
+}
+
+// settledMemory returns heapInuse and execMappedBytes once the version the
+// last reload replaced is gone: when the mapped code stops shrinking (or
+// after a second).
+func settledMemory() (uint64, int64) {
+	heap, code := heapInuse(), execMappedBytes()
+	for range 50 {
+		time.Sleep(20 * time.Millisecond)
+		h, c := heapInuse(), execMappedBytes()
+		if c >= code {
+			return h, c
+		}
+		heap, code = h, c
+	}
+	return heap, code
 }
 
 func heapInuse() uint64 {
