@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -90,7 +91,11 @@ func (e *Engine) internal(x *exchange, err error) *Error {
 	if errors.As(err, &rpc) {
 		return rpc
 	}
-	e.log.ErrorContext(x.r.Context(), "catalog fault",
+	level := slog.LevelError
+	if x.r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		level = slog.LevelDebug // the client went away: nobody reads the answer, nothing is broken
+	}
+	e.log.Log(x.r.Context(), level, "catalog fault",
 		slog.String("request_id", x.requestID), slog.String("method", x.msg.method), slog.Any("error", err))
 	return &Error{Code: CodeInternalError, Message: "Internal error"}
 }
