@@ -115,6 +115,20 @@ func startServerWith(t testing.TB, autoApprove bool, mutate func(*config.Config)
 // configured bundles.
 func startServerCatalog(t testing.TB, autoApprove bool, cat *e2eCatalog, mutate func(*config.Config)) *testServer {
 	t.Helper()
+	opts := Options{Version: "test", DevAuthAutoApprove: autoApprove}
+	if cat != nil {
+		opts.Catalog = cat
+	}
+	srv := serveApp(t, mutate, opts)
+	srv.catalog = cat
+	return srv
+}
+
+// serveApp serves Kadu on 127.0.0.1 until the test ends, on embedded
+// defaults with a temporary data dir adjusted by mutate, built with opts;
+// opts.Logger, when nil, records at debug level into the server's logs.
+func serveApp(t testing.TB, mutate func(*config.Config), opts Options) *testServer {
+	t.Helper()
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -131,12 +145,8 @@ func startServerCatalog(t testing.TB, autoApprove bool, cat *e2eCatalog, mutate 
 		mutate(&cfg)
 	}
 	logs := &syncBuffer{}
-	opts := Options{
-		Version: "test", DevAuthAutoApprove: autoApprove,
-		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	}
-	if cat != nil {
-		opts.Catalog = cat
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	a, err := New(context.Background(), &cfg, opts)
 	if err != nil {
@@ -151,7 +161,7 @@ func startServerCatalog(t testing.TB, autoApprove bool, cat *e2eCatalog, mutate 
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &testServer{cfg: &cfg, app: a, baseURL: cfg.PublicURL, catalog: cat, logs: logs}
+	return &testServer{cfg: &cfg, app: a, baseURL: cfg.PublicURL, logs: logs}
 }
 
 // signIn returns an OAuth handler of the official Go SDK that registers

@@ -8,9 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -81,46 +79,6 @@ func (r *reloadable) load() (*config.Config, error) {
 	c := r.cfg
 	c.Plugins.Bundles = maps.Clone(c.Plugins.Bundles)
 	return &c, nil
-}
-
-// serveApp serves Kadu on 127.0.0.1 until the test ends, like
-// startServerCatalog but with opts: the configured bundles serve the tools,
-// and opts.Logger, when nil, records at debug level into the server's logs.
-func serveApp(t testing.TB, mutate func(*config.Config), opts Options) *testServer {
-	t.Helper()
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adm, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Defaults()
-	cfg.Addr, cfg.AdminAddr = pub.Addr().String(), adm.Addr().String()
-	cfg.PublicURL = "http://" + pub.Addr().String()
-	cfg.DataDir = t.TempDir()
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	logs := &syncBuffer{}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	a, err := New(context.Background(), &cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.serveOn(ctx, pub, adm, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return &testServer{cfg: &cfg, app: a, baseURL: cfg.PublicURL, logs: logs}
 }
 
 // unlimitedRequests lifts the developer plan's requests_per_minute: load
