@@ -33,13 +33,14 @@ var languageExamples = []languageExample{
 //
 //   - <lang>/instantiate: create an instance (running _initialize) and
 //     close it: what per_call isolation pays on every call;
+//
 //   - <lang>/warm-call: a tools/call through the registry on a pooled
 //     instance, with one api() round trip to a dispatcher that answers
 //     at once with an empty page. It reports mem-B/instance, the linear
 //     memory of the pooled instance after the loop: what each pooled
 //     instance holds.
 //
-//	go test -run '^$' -bench Languages -benchmem ./core/plugin
+//     go test -run '^$' -bench Languages -benchmem ./core/plugin
 func BenchmarkLanguages(b *testing.B) {
 	routes := config.Defaults().Plugins.Bundles["executions"].Routes
 	for _, ex := range languageExamples {
