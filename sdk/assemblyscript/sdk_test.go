@@ -175,7 +175,7 @@ func FuzzAPIBody(f *testing.F) {
 		switch {
 		case !utf8.Valid(data):
 			// Decoded with U+FFFD first: the parser saw other bytes.
-		case valid && depth(data) <= 120:
+		case valid && fixturetest.Depth(data) <= 120:
 			if want, have := canonical(t, data), canonical(t, got.LastBody); have != want {
 				t.Fatalf("body %q came back as %s", data, got.LastBody)
 			}
@@ -198,25 +198,4 @@ func canonical(t *testing.T, js []byte) string {
 		t.Fatal(err)
 	}
 	return string(out)
-}
-
-func depth(js []byte) int {
-	d, most, inString, escaped := 0, 0, false, false
-	for _, c := range js {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '[' || c == '{':
-			d++
-			most = max(most, d)
-		case c == ']' || c == '}':
-			d--
-		}
-	}
-	return most
 }

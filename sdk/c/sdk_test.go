@@ -143,7 +143,7 @@ func FuzzParse(f *testing.F) {
 			if len(data) > 0 {
 				want = string(data) // not JSON: the body as a string
 			}
-		case json.Valid(data) && depth(data) <= 128:
+		case json.Valid(data) && fixturetest.Depth(data) <= 128:
 			want = decodeNumbers(t, data)
 		default: // the body as a string, each invalid UTF-8 byte a U+FFFD as Go writes it
 			js, _ := json.Marshal(string(data))
@@ -164,28 +164,6 @@ func decodeNumbers(t *testing.T, b []byte) any {
 		t.Fatalf("decoding %q: %v", b, err)
 	}
 	return v
-}
-
-// depth is the deepest nesting of arrays and objects in a valid JSON text.
-func depth(js []byte) int {
-	d, most, inString, escaped := 0, 0, false, false
-	for _, c := range js {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '[' || c == '{':
-			d++
-			most = max(most, d)
-		case c == ']' || c == '}':
-			d--
-		}
-	}
-	return most
 }
 
 // buildC builds a bundle of src and kadu.c with clang directly and extra

@@ -571,7 +571,7 @@ func FuzzEcho(f *testing.F, path string) {
 		}
 		var r kadutest.ToolResult
 		if out.Status != 0 || json.Unmarshal(out.Output, &r) != nil || r.IsError {
-			if depth(norm) > 32 {
+			if Depth(norm) > 32 {
 				return // an SDK may refuse deep nesting, cleanly
 			}
 			t.Fatalf("echo %.200s: status %d %.300s", norm, out.Status, out.Output)
@@ -580,8 +580,9 @@ func FuzzEcho(f *testing.F, path string) {
 	})
 }
 
-// depth is the deepest nesting of arrays and objects in a JSON text.
-func depth(js []byte) int {
+// Depth is the deepest nesting of arrays and objects in a JSON text: an
+// SDK may refuse a value deeper than its limit.
+func Depth(js []byte) int {
 	d, most, inString, escaped := 0, 0, false, false
 	for _, c := range js {
 		switch {

@@ -2,9 +2,7 @@ package kadutest
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
@@ -20,36 +18,12 @@ import (
 // skipped them would pass without testing anything.
 func BuildScript(t testing.TB, dir string) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("kadutest: building a wasm bundle is skipped in -short mode")
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatalf("kadutest: %v", err)
-	}
-	builds.mu.Lock()
-	defer builds.mu.Unlock()
-	if out, ok := builds.done[abs]; ok {
-		return out
-	}
-	cache, err := cacheDir("modules")
-	if err != nil {
-		t.Fatalf("kadutest: %v", err)
-	}
-	out := filepath.Join(cache, filepath.Base(abs)+"-"+hash(abs)+".wasm")
-	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
-	cmd := exec.Command("sh", "build.sh", tmp)
-	cmd.Dir = abs
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		_ = os.Remove(tmp)
-		t.Fatalf("kadutest: sh build.sh in %s: %v\n%s", dir, err, msg)
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		t.Fatalf("kadutest: %s wrote no module: %v", filepath.Join(dir, "build.sh"), err)
-	}
-	if builds.done == nil {
-		builds.done = map[string]string{}
-	}
-	builds.done[abs] = out
-	return out
+	return buildOnce(t, dir, func(abs, tmp string) error {
+		cmd := exec.Command("sh", "build.sh", tmp)
+		cmd.Dir = abs
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("sh build.sh in %s: %w\n%s", dir, err, msg)
+		}
+		return nil
+	})
 }
