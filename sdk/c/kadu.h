@@ -3,11 +3,11 @@
  *
  * A bundle is a WebAssembly reactor that gives a Kadu MCP server tools,
  * resources, resource templates, prompts and completions, and reaches Kadu
- * only through its API, as the caller. This SDK is one header and one source
- * file (kadu.c): compile kadu.c with your bundle.
+ * only through its API, as the caller. This SDK is this header and the
+ * source files kadu*.c beside it: compile them with your bundle.
  *
  *   clang --target=wasm32-wasi -mexec-model=reactor -std=c11 -O2 \
- *         -I sdk/c -o hello.wasm hello.c sdk/c/kadu.c
+ *         -I sdk/c -o hello.wasm hello.c sdk/c/kadu*.c
  *
  * kadu.c defines the exports (kadu_abi_v1, kadu_describe, kadu_handle) and
  * imports the kadu host functions. You define one function, kadu_main, that

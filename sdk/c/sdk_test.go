@@ -166,20 +166,32 @@ func decodeNumbers(t *testing.T, b []byte) any {
 	return v
 }
 
-// buildC builds a bundle of src and kadu.c with clang directly and extra
-// flags, for the variants build.sh does not make.
+// buildC builds a bundle of src and the SDK's sources with clang directly
+// and extra flags, for the variants build.sh does not make.
 func buildC(t *testing.T, src string, extra ...string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("building a wasm bundle is skipped in -short mode")
 	}
 	out := filepath.Join(t.TempDir(), "bundle.wasm")
-	args := append([]string{"--target=wasm32-wasi", "-mexec-model=reactor", "-std=c11", "-O2", "-I", ".",
-		"-Wl,--stack-first", "-Wl,-z,stack-size=131072", "-Wl,--strip-debug", "-o", out, src, "kadu.c"}, extra...)
+	args := []string{"--target=wasm32-wasi", "-mexec-model=reactor", "-std=c11", "-O2", "-I", ".",
+		"-Wl,--stack-first", "-Wl,-z,stack-size=131072", "-Wl,--strip-debug", "-o", out, src}
+	args = append(append(args, sdkFiles(t, "kadu*.c")...), extra...)
 	if msg, err := exec.Command("clang", args...).CombinedOutput(); err != nil {
 		t.Fatalf("clang: %v\n%s", err, msg)
 	}
 	return out
+}
+
+// sdkFiles returns the SDK's files that match pattern (kadu*.c: its
+// sources), sorted bytewise as build.sh's glob is.
+func sdkFiles(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no SDK file matches %s (%v)", pattern, err)
+	}
+	return files
 }
 
 // TestOutOfMemory checks the SDK's answer to malloc failing at the
@@ -223,7 +235,7 @@ func TestReproducibleBuild(t *testing.T) {
 	}
 	var sums [2][32]byte
 	for i, dir := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "a much longer path", "c")} {
-		for _, f := range []string{"kadu.h", "kadu.c", "fixture/fixture.c", "fixture/build.sh"} {
+		for _, f := range append(sdkFiles(t, "kadu*.[ch]"), "fixture/fixture.c", "fixture/build.sh") {
 			copyFile(t, f, filepath.Join(dir, f))
 		}
 		cmd := exec.Command("sh", "build.sh", "out.wasm")

@@ -12,6 +12,11 @@ out=${1:-webhook_health.wasm}
 case $out in /*) ;; *) out=$(pwd)/$out ;; esac
 cd "$(dirname "$0")"
 
+# The SDK's sources are kadu*.c. Link order is part of the bytes, so the glob
+# must sort the same for everyone: bytewise, as in the C locale.
+LC_ALL=C
+export LC_ALL
+
 CC=${CC:-clang}
 install="apt-get install clang lld wasi-libc libclang-rt-dev-wasm32"
 if ! command -v "$CC" >/dev/null 2>&1; then
@@ -30,4 +35,4 @@ fi
 "$CC" --target=wasm32-wasi -mexec-model=reactor -std=c11 -O2 -Wall -Wextra \
 	-ffile-prefix-map="$(pwd)"=. \
 	-Wl,--stack-first -Wl,-z,stack-size=131072 -Wl,--strip-debug \
-	-I ../../../sdk/c -o "$out" main.c ../../../sdk/c/kadu.c
+	-I ../../../sdk/c -o "$out" main.c ../../../sdk/c/kadu*.c
