@@ -65,6 +65,11 @@ func buildOnce(t testing.TB, dir string, build func(dir, tmp string) error) stri
 	}
 	out := filepath.Join(cache, filepath.Base(abs)+"-"+hash(abs)+".wasm")
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
+	unlock, err := lockDir(out + ".lock")
+	if err != nil {
+		t.Fatalf("kadutest: %v", err)
+	}
+	defer unlock()
 	if err := build(abs, tmp); err != nil {
 		_ = os.Remove(tmp)
 		t.Fatalf("kadutest: %v", err)
