@@ -35,14 +35,14 @@ var partnerExamples = []partnerExample{
 		"POST /api/v1/executions/{id}/continue"}},
 }
 
-// partnerServer serves the three examples (and nothing else) on SQLite.
+// partnerServer serves the three examples (and nothing else).
 type partnerServer struct {
 	srv     *testServer
 	hook    *httptest.Server // the organisation's webhook receiver
 	hookHit atomic.Int32
 }
 
-func startPartnerServer(t *testing.T) *partnerServer {
+func startPartnerServer(t *testing.T, driver string) *partnerServer {
 	t.Helper()
 	ps := &partnerServer{}
 	// The receiver fails the first delivery and accepts every later one,
@@ -56,6 +56,7 @@ func startPartnerServer(t *testing.T) *partnerServer {
 	}))
 	t.Cleanup(ps.hook.Close)
 	ps.srv = startServerCatalog(t, false, nil, func(c *config.Config) {
+		useDriver(t, c, driver)
 		c.Plugins.Bundles = map[string]config.Bundle{}
 		for _, ex := range partnerExamples {
 			path := kadutest.BuildScript(t, ex.dir)
@@ -178,7 +179,13 @@ func runExample(t *testing.T, rest restClient, name, key string) string {
 }
 
 func TestPartnerExamplesOverMCP(t *testing.T) {
-	ps := startPartnerServer(t)
+	for _, driver := range []string{config.DriverSQLite, config.DriverPostgres} {
+		t.Run(driver, func(t *testing.T) { testPartnerExamples(t, driver) })
+	}
+}
+
+func testPartnerExamples(t *testing.T, driver string) {
+	ps := startPartnerServer(t, driver)
 	admin := ps.caller(t, "admin", "kadu.admin")
 	member := ps.caller(t, "member", "kadu.read", "kadu.run")
 
