@@ -70,7 +70,11 @@ func BenchmarkWarmCall(b *testing.B) {
 // organisation's first call (or after its idle TTL).
 func BenchmarkInstantiate(b *testing.B) {
 	e := newEnv(b, nil, bundle(b, "echo"))
-	v := e.r.snap.Load().byName["echo"]
+	benchInstantiate(b, e, e.r.snap.Load().byName["echo"])
+}
+
+// benchInstantiate creates and closes instances of v in a loop.
+func benchInstantiate(b *testing.B, e *env, v *version) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

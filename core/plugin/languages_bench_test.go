@@ -60,20 +60,7 @@ func BenchmarkLanguages(b *testing.B) {
 		v := e.r.snap.Load().byName[ex.name]
 		ctx, p := context.Background(), principal("org_a")
 
-		b.Run(ex.lang+"/instantiate", func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				release, err := e.r.budget.acquire(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				inst, err := v.instantiate(ctx, "org_a", release)
-				if err != nil {
-					b.Fatal(err)
-				}
-				inst.close()
-			}
-		})
+		b.Run(ex.lang+"/instantiate", func(b *testing.B) { benchInstantiate(b, e, v) })
 		b.Run(ex.lang+"/warm-call", func(b *testing.B) {
 			call := &mcp.ToolCall{Tool: &mcp.Tool{Name: ex.tool}, Arguments: json.RawMessage(ex.args), Client: era2026(), RequestID: "req_bench"}
 			res, err := e.r.CallTool(ctx, p, call)

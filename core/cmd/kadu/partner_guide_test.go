@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -47,30 +46,7 @@ func TestPartnerGuideHotLoad(t *testing.T) {
 		"KADU_PLUGINS__BUNDLES__WEBHOOKS__ENABLED=false",
 	)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	serve := exec.CommandContext(ctx, bin, "serve", "--config", partner, "--addr", addr, "--admin-addr", admin)
-	serve.Dir, serve.Env = dir, env
-	serve.Cancel = func() error { return serve.Process.Signal(os.Interrupt) }
-	var stderr bytes.Buffer
-	serve.Stderr = &stderr
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = serve.Wait()
-		if t.Failed() {
-			t.Logf("kadu serve stderr:\n%s", stderr.String())
-		}
-	})
-	waitFor(t, "the server to be ready", func() bool {
-		res, err := http.Get("http://" + admin + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
+	serveProcess(t, bin, env, dir, "serve", "--config", partner, "--addr", addr, "--admin-addr", admin)
 
 	tok := exec.Command(bin, "token", "--config", partner, "--addr", addr, "--role", "admin", "--scope", "kadu.admin")
 	tok.Dir, tok.Env = dir, env

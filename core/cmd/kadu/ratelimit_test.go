@@ -16,6 +16,53 @@ import (
 	"github.com/kobana/kadu/core/store/pgtest"
 )
 
+// serveProcess starts `bin args…` (a `kadu serve` with --admin-addr) in
+// dir with env, waits until its admin listener answers /readyz, and stops
+// it with an interrupt when the test ends, logging its stderr if the test
+// failed.
+func serveProcess(t *testing.T, bin string, env []string, dir string, args ...string) {
+	t.Helper()
+	admin := ""
+	for i, a := range args {
+		if a == "--admin-addr" && i+1 < len(args) {
+			admin = args[i+1]
+		}
+	}
+	if admin == "" {
+		t.Fatal("serveProcess: args need --admin-addr")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", strings.Join(args, " "), stderr.String())
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := http.Get("http://" + admin + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // buildKadu compiles the binary once for the test.
 func buildKadu(t *testing.T) string {
 	t.Helper()
@@ -49,42 +96,9 @@ func TestRateLimitSharedAcrossProcesses(t *testing.T) {
 		"KADU_PUBLIC_URL=http://"+addr1,
 		"KADU_PLANS__DEVELOPER__REQUESTS_PER_MINUTE=60", // burst 10, then one a second
 	)
-	start := func(addr string) {
-		t.Helper()
-		admin := freeAddr(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfgFile, "--addr", addr, "--admin-addr", admin)
-		cmd.Env = env
-		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cancel()
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("server %s stderr:\n%s", addr, stderr.String())
-			}
-		})
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			res, err := http.Get("http://" + admin + "/readyz")
-			if err == nil {
-				res.Body.Close()
-				if res.StatusCode == 200 {
-					return
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("server on %s not ready: %v\n%s", addr, err, stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	start(addr1) // creates the development keys the second one reads
-	start(addr2)
+	// The first creates the development keys the second one reads.
+	serveProcess(t, bin, env, "", "serve", "--config", cfgFile, "--addr", addr1, "--admin-addr", freeAddr(t))
+	serveProcess(t, bin, env, "", "serve", "--config", cfgFile, "--addr", addr2, "--admin-addr", freeAddr(t))
 
 	tok := exec.Command(bin, "token", "--config", cfgFile, "--addr", addr1, "--org", "org_limited")
 	tok.Env = env
