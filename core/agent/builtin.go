@@ -15,8 +15,33 @@ type BuiltinOptions struct {
 	// MaxTransactions is the most transactions an execution may hold, all
 	// statements together. Default 200,000.
 	MaxTransactions int
+	// Parse bounds what a parse_statement step reads from one file.
+	Parse ParseLimits
 	// Now returns the time steps are stamped with. Default time.Now.
 	Now func() time.Time
+}
+
+// ParseLimits bound what a parse_statement step reads from one statement
+// file, so that a hostile file costs a bounded amount of memory and time.
+// Statements are parsed in one pass as they are read from the blob store;
+// the first line past a limit fails the execution with FailureInvalidInput
+// and a message naming the line, the count and the limit:
+// "extrato.csv: line 2: 300 fields (limit 256)". A zero field takes its
+// default. See PLAYBOOKS.md (parse_statement).
+type ParseLimits struct {
+	// MaxLineBytes is the longest CSV line (a quoted field spanning lines
+	// counts with its record) or OFX text between two tags, in bytes of
+	// decoded UTF-8. Default 64 KiB.
+	MaxLineBytes int
+	// MaxFields is the most fields in a CSV record and the most elements in
+	// an OFX <STMTTRN>. Default 256.
+	MaxFields int
+	// MaxRecords is the most CSV records (lines), blank ones included.
+	// Default 2,000,000.
+	MaxRecords int
+	// MaxDecodedBytes is the most text a file may decode to (Windows-1252
+	// grows up to 3× in UTF-8). Default 64 MiB.
+	MaxDecodedBytes int64
 }
 
 // BuiltinRunner is the built-in playbook engine (runner: builtin). It runs

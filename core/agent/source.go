@@ -170,35 +170,109 @@ func (ex *execution) load(ctx context.Context, s source) (*loaded, error) {
 			return nil, inputErrorf("%s: larger than %d bytes", s.Pointer, ex.opts.MaxInputBytes)
 		}
 		return &loaded{name: s.Pointer, data: []byte(text)}, nil
+	}
+	f, err := ex.sourceFile(s)
+	if err != nil {
+		return nil, err
+	}
+	return ex.readFile(ctx, f)
+}
+
+// sourceFile finds the input file a file source names.
+func (ex *execution) sourceFile(s source) (InputFile, error) {
+	switch {
 	case s.FileIndex != nil:
 		if *s.FileIndex >= len(ex.job.Files) {
-			return nil, inputErrorf("no input file #%d (the execution has %d)", *s.FileIndex, len(ex.job.Files))
+			return InputFile{}, inputErrorf("no input file #%d (the execution has %d)", *s.FileIndex, len(ex.job.Files))
 		}
-		return ex.readFile(ctx, ex.job.Files[*s.FileIndex])
+		return ex.job.Files[*s.FileIndex], nil
 	case s.FileName != "":
 		pattern := strings.ToLower(s.FileName)
 		for _, f := range ex.job.Files {
 			if ok, _ := path.Match(pattern, strings.ToLower(f.Filename)); ok {
-				return ex.readFile(ctx, f)
+				return f, nil
 			}
 		}
-		return nil, inputErrorf("no input file named like %q", s.FileName)
+		return InputFile{}, inputErrorf("no input file named like %q", s.FileName)
 	case s.FileIDPointer != "":
 		raw, ok := ex.lookup(s.FileIDPointer)
 		var id string
 		if !ok || json.Unmarshal(raw, &id) != nil || id == "" {
-			return nil, inputErrorf("%s: want a file id", s.FileIDPointer)
+			return InputFile{}, inputErrorf("%s: want a file id", s.FileIDPointer)
 		}
 		for _, f := range ex.job.Files {
 			if f.ID == id {
-				return ex.readFile(ctx, f)
+				return f, nil
 			}
 		}
-		return nil, inputErrorf("%s: %q is not an input file of this execution", s.FileIDPointer, id)
+		return InputFile{}, inputErrorf("%s: %q is not an input file of this execution", s.FileIDPointer, id)
 	}
-	return nil, errors.New("empty source") // validation prevents it
+	return InputFile{}, errors.New("empty source") // validation prevents it
 }
 
+// stream opens a source for one pass: a file is read from the blob store
+// as the caller reads, never held whole, and fails with an *inputError past
+// MaxInputBytes; inline text is read from the execution's input. A pointer
+// to a non-string JSON value is an *inputError. The caller closes the
+// reader.
+func (ex *execution) stream(ctx context.Context, s source) (name string, rc io.ReadCloser, err error) {
+	if s.Pointer != "" {
+		src, err := ex.load(ctx, s)
+		if err != nil {
+			return "", nil, err
+		}
+		if src.data == nil {
+			return "", nil, inputErrorf("%s: want a string with the statement's text, not a JSON value", src.name)
+		}
+		return src.name, io.NopCloser(bytes.NewReader(src.data)), nil
+	}
+	f, err := ex.sourceFile(s)
+	if err != nil {
+		return "", nil, err
+	}
+	if f.Size > ex.opts.MaxInputBytes {
+		return "", nil, inputErrorf("%s: %d bytes, more than the %d a step reads", f.Filename, f.Size, ex.opts.MaxInputBytes)
+	}
+	if f.Open == nil {
+		return "", nil, fmt.Errorf("input file %s: no Open function", f.ID)
+	}
+	body, err := f.Open(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("opening input file %s: %w", f.ID, err)
+	}
+	r := &cappedReader{r: ctxReader{ctx, body}, f: f, max: ex.opts.MaxInputBytes}
+	return f.Filename, struct {
+		io.Reader
+		io.Closer
+	}{r, body}, nil
+}
+
+// cappedReader reads an input file, failing with an *inputError once it
+// has read more than max bytes, and wrapping read errors with the file.
+type cappedReader struct {
+	r    io.Reader
+	f    InputFile
+	max  int64
+	read int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.read > c.max {
+		return 0, inputErrorf("%s: more than the %d bytes a step reads", c.f.Filename, c.max)
+	}
+	if room := c.max - c.read + 1; int64(len(p)) > room {
+		p = p[:room] // one byte past max tells an oversized file
+	}
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	if c.read > c.max {
+		return n - 1, inputErrorf("%s: more than the %d bytes a step reads", c.f.Filename, c.max)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("reading input file %s: %w", c.f.ID, err)
+	}
+	return n, err
+}
 func (ex *execution) readFile(ctx context.Context, f InputFile) (*loaded, error) {
 	if f.Size > ex.opts.MaxInputBytes {
 		return nil, inputErrorf("%s: %d bytes, more than the %d a step reads", f.Filename, f.Size, ex.opts.MaxInputBytes)

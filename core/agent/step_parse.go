@@ -93,13 +93,6 @@ func separatorRune(s string) (rune, error) {
 }
 
 func (p *parseStatement) run(ctx context.Context, ex *execution) (string, error) {
-	src, err := ex.load(ctx, p.Source)
-	if err != nil {
-		return "", err
-	}
-	if src.data == nil {
-		return "", inputErrorf("%s: want a string with the statement's text, not a JSON value", src.name)
-	}
 	lo, hi, err := p.bounds(ex)
 	if err != nil {
 		return "", err
@@ -109,14 +102,31 @@ func (p *parseStatement) run(ctx context.Context, ex *execution) (string, error)
 	if room <= 0 {
 		return "", inputErrorf("the execution already holds %d transactions, the most it may", ex.opts.MaxTransactions)
 	}
-	stmt, err := statement.Parse(ctx, src.data, p.Format, src.name, statement.CSVOptions{
-		Separator: sep, Columns: p.Columns, KeepBalanceRows: p.KeepBalanceRows,
-		Limits: statement.Limits{MaxTransactions: room},
+	// The file is parsed as it is read from the blob store: a statement is
+	// never held whole, and a hostile one fails at the first line past a limit.
+	name, rc, err := ex.stream(ctx, p.Source)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	lim := statement.Limits{
+		MaxTransactions: room,
+		MaxLineBytes:    ex.opts.Parse.MaxLineBytes,
+		MaxFields:       ex.opts.Parse.MaxFields,
+		MaxRecords:      ex.opts.Parse.MaxRecords,
+		MaxDecodedBytes: ex.opts.Parse.MaxDecodedBytes,
+	}
+	stmt, err := statement.Parse(ctx, rc, p.Format, name, statement.CSVOptions{
+		Separator: sep, Columns: p.Columns, KeepBalanceRows: p.KeepBalanceRows, Limits: lim,
 	})
 	if err != nil {
+		var ie *inputError
+		if errors.As(err, &ie) {
+			return "", ie // the file is larger than a step reads
+		}
 		var pe *statement.ParseError
 		if errors.As(err, &pe) {
-			return "", inputErrorf("%s: %v", src.name, pe)
+			return "", inputErrorf("%s: %v", name, pe)
 		}
 		return "", err
 	}
@@ -124,7 +134,7 @@ func (p *parseStatement) run(ctx context.Context, ex *execution) (string, error)
 	for _, t := range ex.st.Transactions {
 		used[t.ID] = true
 	}
-	rep := sourceReport{Step: ex.step.ID, Name: src.name, Format: stmt.Format, Account: stmt.Account, Skipped: stmt.Skipped}
+	rep := sourceReport{Step: ex.step.ID, Name: name, Format: stmt.Format, Account: stmt.Account, Skipped: stmt.Skipped}
 	for _, t := range stmt.Transactions {
 		if t.Date < lo || t.Date > hi {
 			rep.OutsidePeriod++
@@ -138,7 +148,7 @@ func (p *parseStatement) run(ctx context.Context, ex *execution) (string, error)
 		rep.Transactions++
 	}
 	ex.st.Sources = append(ex.st.Sources, rep)
-	msg := fmt.Sprintf("read %d transactions from %s (%s", rep.Transactions, src.name, stmt.Format)
+	msg := fmt.Sprintf("read %d transactions from %s (%s", rep.Transactions, name, stmt.Format)
 	if rep.Skipped > 0 {
 		msg += fmt.Sprintf(", %d rows skipped", rep.Skipped)
 	}

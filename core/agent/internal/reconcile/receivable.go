@@ -32,9 +32,9 @@ const MaxReceivables = 100_000
 // ParseReceivables reads a receivables list in JSON (see FromJSON) or CSV
 // (see ParseCSV), telling them apart by the first non-blank character.
 func ParseReceivables(ctx context.Context, data []byte) ([]Receivable, error) {
-	text := strings.TrimSpace(statement.Decode(data))
-	if strings.HasPrefix(text, "[") || strings.HasPrefix(text, "{") {
-		return FromJSON([]byte(text))
+	head := strings.TrimSpace(statement.Decode(data[:min(len(data), 1024)]))
+	if strings.HasPrefix(head, "[") || strings.HasPrefix(head, "{") {
+		return FromJSON([]byte(statement.Decode(data)))
 	}
 	return ParseCSV(ctx, data)
 }
@@ -154,23 +154,22 @@ func check(r Receivable) error {
 // número, fatura), payer (payer, pagador, sacado, cliente, nome), due date
 // (due_date, vencimento, data) and amount (amount, valor; or amount_cents /
 // valor_centavos in centavos). The separator is detected as for statements.
-// Errors are *statement.ParseError with the line.
+// Errors are *statement.ParseError with the line; the file is read within
+// the default statement.Limits (line length, fields, records).
 func ParseCSV(ctx context.Context, data []byte) ([]Receivable, error) {
-	text := statement.Decode(data)
-	r := statement.NewCSVReader(text, statement.DetectSeparator(text))
+	r := statement.NewRecordReader(bytes.NewReader(data), 0, statement.Limits{})
 	cols := map[string]int{}
 	cents := false
 	var out []Receivable
 	seen := map[string]int{}
-	for n := 0; ; n++ {
-		rec, err := statement.ReadRecord(ctx, r, n)
+	for {
+		rec, line, err := r.Read(ctx)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		line, _ := r.FieldPos(0)
 		if blankRecord(rec) {
 			continue
 		}

@@ -2,10 +2,10 @@ package statement
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kobana/kadu/core/agent/internal/money"
@@ -49,42 +49,39 @@ func (l layout) maxIndex() int {
 // account and period lines).
 const headerScan = 30
 
-// ParseCSV reads a CSV bank statement: an optional preamble, a header row
-// (detected from Portuguese and English column names: Data, Descrição/Histórico,
-// Valor, Crédito/Débito, Documento, Saldo…) or, when no header is found, rows
-// of date, description and amount in that order. Quoted fields, a BOM and
-// Windows-1252 text are handled (see Decode).
+// ParseCSV reads a CSV bank statement from r in one pass: an optional
+// preamble, a header row (detected from Portuguese and English column names:
+// Data, Descrição/Histórico, Valor, Crédito/Débito, Documento, Saldo…) or,
+// when no header is found, rows of date, description and amount in that
+// order. Quoted fields, a BOM, UTF-16 and Windows-1252 text are handled (see
+// Decode).
 //
 // Rows without a date, rows whose date cell is text without digits (footers
 // such as "Total"), rows with neither amount nor credit/debit, balance rows
 // (see CSVOptions.KeepBalanceRows) and repeated header rows are skipped and
-// counted. Any other row that cannot be read is a *ParseError.
-// ParseCSV checks ctx every 1,024 rows.
-func ParseCSV(ctx context.Context, data []byte, opts CSVOptions) (*Statement, error) {
-	text := Decode(data)
+// counted. Any other row that cannot be read, and input beyond
+// CSVOptions.Limits, is a *ParseError. An error reading r is returned
+// wrapped with the line reached. ParseCSV checks ctx every 1,024 rows.
+func ParseCSV(ctx context.Context, r io.Reader, opts CSVOptions) (*Statement, error) {
 	sep := opts.Separator
-	if sep == 0 {
-		sep = DetectSeparator(text)
-	}
-	if sep == '"' || sep == '\n' || sep == '\r' || sep == 0xFFFD || sep < ' ' && sep != '\t' {
+	if sep == '"' || sep == '\n' || sep == '\r' || sep == 0xFFFD || sep < ' ' && sep != '\t' && sep != 0 {
 		return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("invalid separator %q", sep)}
 	}
-	r := NewCSVReader(text, sep)
+	lim := opts.Limits.withDefaults()
+	rr := NewRecordReader(r, sep, lim)
 
 	st := &Statement{Format: "csv"}
 	var lay *layout
 	var pending [][]string // records read before the layout is known
 	var pendingLines []int
-	limit := opts.maxTransactions()
-	for n := 0; ; n++ {
-		rec, err := ReadRecord(ctx, r, n)
+	for {
+		rec, line, err := rr.Read(ctx)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		line, _ := r.FieldPos(0)
 		if blank(rec) {
 			continue
 		}
@@ -99,7 +96,7 @@ func ParseCSV(ctx context.Context, data []byte, opts CSVOptions) (*Statement, er
 				pending = nil
 				continue
 			}
-			pending = append(pending, rec)
+			pending = append(pending, slices.Clone(rec)) // Read reuses rec
 			pendingLines = append(pendingLines, line)
 			if len(pending) < headerScan && !looksLikeData(rec) {
 				continue
@@ -122,14 +119,14 @@ func ParseCSV(ctx context.Context, data []byte, opts CSVOptions) (*Statement, er
 			lay = &inferred
 			st.Skipped += idx
 			for i := idx; i < len(pending); i++ {
-				if err := addRow(st, lay, pending[i], pendingLines[i], opts, limit); err != nil {
+				if err := addRow(st, lay, pending[i], pendingLines[i], opts, lim.MaxTransactions); err != nil {
 					return nil, err
 				}
 			}
 			pending = nil
 			continue
 		}
-		if err := addRow(st, lay, rec, line, opts, limit); err != nil {
+		if err := addRow(st, lay, rec, line, opts, lim.MaxTransactions); err != nil {
 			return nil, err
 		}
 	}
@@ -248,42 +245,75 @@ func isBalance(desc string) bool {
 }
 
 // DetectSeparator picks, among ';', '\t', ',' and '|', the separator that
-// splits the first 40 non-blank lines of text into the most rows of one width
-// (at least three fields); ';' when none does.
+// splits the first 40 non-blank lines of the first 64 KiB of text into the
+// most rows of one width (three to Limits.MaxFields fields); ';' when none
+// does. It allocates nothing per line, whatever the text.
 func DetectSeparator(text string) rune {
-	lines := make([]string, 0, 40)
+	text = text[:min(len(text), detectPrefix)]
+	seps := [...]rune{';', '\t', ',', '|'}
+	var widths [len(seps)][40]int
+	n := 0
 	for line := range strings.SplitSeq(text, "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		lines = append(lines, line)
-		if len(lines) == 40 {
+		for i, sep := range seps {
+			widths[i][n] = countFields(line, sep, DefaultMaxFields)
+		}
+		if n++; n == 40 {
 			break
 		}
 	}
 	best, bestScore := ';', 0
-	for _, sep := range []rune{';', '\t', ',', '|'} {
-		counts := map[int]int{}
-		for _, line := range lines {
-			r := csv.NewReader(strings.NewReader(line))
-			r.Comma = sep
-			r.FieldsPerRecord = -1
-			r.LazyQuotes = true
-			rec, err := r.Read()
-			if err != nil || len(rec) < 3 {
+	for i, sep := range seps {
+		score := 0
+		for j := range n {
+			w := widths[i][j]
+			if w < 3 || w > DefaultMaxFields {
 				continue
 			}
-			counts[len(rec)]++
-		}
-		score := 0
-		for _, c := range counts {
-			score = max(score, c)
+			same := 0
+			for k := range n {
+				if widths[i][k] == w {
+					same++
+				}
+			}
+			score = max(score, same)
 		}
 		if score > bestScore {
 			best, bestScore = sep, score
 		}
 	}
 	return best
+}
+
+// countFields counts the fields of one line split by sep, quotes read
+// lazily, up to limit+1.
+func countFields(line string, sep rune, limit int) int {
+	n, inQuote, start, closed := 1, false, true, false
+	for _, r := range line {
+		switch {
+		case inQuote:
+			if r == '"' {
+				inQuote, closed = false, true
+			}
+			continue
+		case closed && r == '"': // "" inside a quoted field
+			inQuote = true
+		case r == sep:
+			if n++; n > limit {
+				return n
+			}
+			start = true
+		case start && r == '"':
+			inQuote, start = true, false
+		case start && (r == ' ' || r == '\t' && sep != '\t'):
+		default:
+			start = false
+		}
+		closed = false
+	}
+	return n
 }
 
 type role int

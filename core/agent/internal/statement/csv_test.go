@@ -1,6 +1,7 @@
 package statement
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -94,7 +95,7 @@ func TestParseCSV(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			st, err := ParseCSV(context.Background(), []byte(tt.in), tt.opts)
+			st, err := ParseCSV(context.Background(), strings.NewReader(tt.in), tt.opts)
 			if tt.wantErrLine != 0 {
 				var pe *ParseError
 				if !errors.As(err, &pe) || pe.Line != tt.wantErrLine || !strings.Contains(pe.Msg, tt.wantErrText) {
@@ -129,7 +130,7 @@ func assertRows(t *testing.T, st *Statement, want []row) {
 func TestParseCSVCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := ParseCSV(ctx, []byte("Data;Descrição;Valor\n05/01/2026;A;1,00\n"), CSVOptions{})
+	_, err := ParseCSV(ctx, strings.NewReader("Data;Descrição;Valor\n05/01/2026;A;1,00\n"), CSVOptions{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("ParseCSV(cancelled) = %v", err)
 	}
@@ -151,7 +152,7 @@ func FuzzParseCSV(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := ParseCSV(context.Background(), data, CSVOptions{})
+		st, err := ParseCSV(context.Background(), bytes.NewReader(data), CSVOptions{})
 		lines := strings.Count(Decode(data), "\n") + 1
 		if err != nil {
 			var pe *ParseError

@@ -1,8 +1,10 @@
 package statement
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 )
@@ -22,17 +24,20 @@ func DetectFormat(data []byte, filename string) string {
 	return "csv"
 }
 
-// Parse reads a statement in the given format ("csv", "ofx", or "" / "auto"
-// to detect it with DetectFormat).
-func Parse(ctx context.Context, data []byte, format, filename string, opts CSVOptions) (*Statement, error) {
+// Parse reads a statement from r in the given format ("csv", "ofx", or "" /
+// "auto" to detect it with DetectFormat from the first 4 KiB), in one pass.
+func Parse(ctx context.Context, r io.Reader, format, filename string, opts CSVOptions) (*Statement, error) {
 	if format == "" || format == "auto" {
-		format = DetectFormat(data, filename)
+		br := bufio.NewReaderSize(r, 4096)
+		head, _ := br.Peek(4096) // a read error comes back from the parser
+		format = DetectFormat(head, filename)
+		r = br
 	}
 	switch format {
 	case "csv":
-		return ParseCSV(ctx, data, opts)
+		return ParseCSV(ctx, r, opts)
 	case "ofx":
-		return ParseOFX(ctx, data, opts.Limits)
+		return ParseOFX(ctx, r, opts.Limits)
 	}
 	return nil, fmt.Errorf("unknown statement format %q", format)
 }

@@ -1,9 +1,13 @@
 package statement
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"html"
+	"io"
 	"strings"
 
 	"github.com/kobana/kadu/core/agent/internal/money"
@@ -19,61 +23,70 @@ func knownTrnType(t string) bool {
 	return false
 }
 
-// ofxToken is a tag or the text after it.
-type ofxToken struct {
-	kind byte // '<' open tag, '/' close tag, 't' text
-	val  string
-	line int
-}
-
-// ParseOFX reads an OFX statement, SGML (OFX 1.x, leaf elements not closed)
-// or XML (OFX 2.x). It reads every STMTTRN (bank and credit-card
-// statements alike): TRNTYPE (optional; one of the OFX types when present),
-// DTPOSTED and TRNAMT (required), FITID, NAME and MEMO. The sign of TRNAMT is
-// authoritative, as the OFX specification says. BANKID/ACCTID and CURDEF are
-// kept in the Statement. A missing <OFX> element, an unclosed or nested
-// STMTTRN, a malformed tag, a repeated field or an unreadable date or amount
-// is a *ParseError. ParseOFX checks ctx every 1,024 transactions.
-func ParseOFX(ctx context.Context, data []byte, lim Limits) (*Statement, error) {
-	text := Decode(data)
-	start := indexFold(text, "<OFX>")
-	if start < 0 {
-		return nil, &ParseError{Line: 1, Msg: "no <OFX> element"}
+// ParseOFX reads an OFX statement from r in one pass, SGML (OFX 1.x, leaf
+// elements not closed) or XML (OFX 2.x). It reads every STMTTRN (bank and
+// credit-card statements alike): TRNTYPE (optional; one of the OFX types
+// when present), DTPOSTED and TRNAMT (required), FITID, NAME and MEMO. The
+// sign of TRNAMT is authoritative, as the OFX specification says.
+// BANKID/ACCTID and CURDEF are kept in the Statement. A missing <OFX>
+// element, an unclosed or nested STMTTRN, a malformed tag, a repeated field,
+// an unreadable date or amount, and input beyond lim (text longer than
+// MaxLineBytes, a STMTTRN with more than MaxFields elements) is a
+// *ParseError. Nesting is not tracked beyond STMTTRN, so deep nesting costs
+// nothing. An error reading r is returned wrapped with the line reached.
+// ParseOFX checks ctx every 1,024 transactions.
+func ParseOFX(ctx context.Context, r io.Reader, lim Limits) (*Statement, error) {
+	lim = lim.withDefaults()
+	lx := &ofxLexer{
+		src:  bufio.NewReaderSize(newTextReader(r, lim.MaxDecodedBytes), 64<<10),
+		max:  lim.MaxLineBytes,
+		line: 1,
 	}
-	if err := checkOFXHeader(text[:start]); err != nil {
+	h, err := lx.header()
+	if err != nil {
 		return nil, err
 	}
-	toks, err := tokenizeOFX(text, start)
-	if err != nil {
+	if err := checkOFXHeader(h); err != nil {
 		return nil, err
 	}
 	st := &Statement{Format: "ofx"}
 	var (
-		inTrn   bool
-		trnLine int
-		fields  map[string]string
-		lines   map[string]int
-		leaf    string // the last opened tag, waiting for its text
-		bankID  string
-		acctID  string
-		closed  bool // saw </OFX>
-		limit   = lim.maxTransactions()
-		counter int
+		inTrn    bool
+		trnLine  int
+		fields   = map[string]string{} // of the open STMTTRN; reused
+		lines    = map[string]int{}
+		leaf     []byte // the last opened tag, waiting for its text; nil after a close
+		leafBuf  []byte
+		bankID   string
+		acctID   string
+		closed   bool // saw </OFX>
+		counter  int
+		lastLine = lx.line
 	)
-	for _, t := range toks {
+	for {
+		t, err := lx.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		lastLine = t.line
 		switch t.kind {
 		case '<':
-			leaf = t.val
-			if t.val == "STMTTRN" {
+			leafBuf = append(leafBuf[:0], t.val...)
+			leaf = leafBuf
+			if string(t.val) == "STMTTRN" {
 				if inTrn {
 					return nil, &ParseError{Line: t.line, Msg: fmt.Sprintf("<STMTTRN> inside the <STMTTRN> opened at line %d", trnLine)}
 				}
 				inTrn, trnLine = true, t.line
-				fields, lines = map[string]string{}, map[string]int{}
+				clear(fields)
+				clear(lines)
 			}
 		case '/':
-			leaf = ""
-			switch t.val {
+			leaf = nil
+			switch string(t.val) {
 			case "STMTTRN":
 				if !inTrn {
 					return nil, &ParseError{Line: t.line, Msg: "</STMTTRN> without <STMTTRN>"}
@@ -84,8 +97,8 @@ func ParseOFX(ctx context.Context, data []byte, lim Limits) (*Statement, error) 
 						return nil, err
 					}
 				}
-				if len(st.Transactions) >= limit {
-					return nil, &ParseError{Line: trnLine, Msg: fmt.Sprintf("more than %d transactions", limit)}
+				if len(st.Transactions) >= lim.MaxTransactions {
+					return nil, &ParseError{Line: trnLine, Msg: fmt.Sprintf("more than %d transactions", lim.MaxTransactions), Err: ErrLimit}
 				}
 				tx, err := ofxTransaction(fields, lines, trnLine)
 				if err != nil {
@@ -99,43 +112,42 @@ func ParseOFX(ctx context.Context, data []byte, lim Limits) (*Statement, error) 
 				closed = true
 			}
 		case 't':
-			if leaf == "" {
+			if leaf == nil {
 				continue
 			}
-			val := strings.TrimSpace(html.UnescapeString(t.val))
 			if inTrn {
-				if _, dup := fields[leaf]; dup {
+				if _, dup := fields[string(leaf)]; dup {
 					return nil, &ParseError{Line: t.line, Msg: fmt.Sprintf("<%s> repeated in the transaction at line %d", leaf, trnLine)}
 				}
-				fields[leaf], lines[leaf] = val, t.line
+				if len(fields) >= lim.MaxFields {
+					return nil, limitError(t.line, int64(len(fields)+1), fmt.Sprintf("elements in the transaction at line %d", trnLine), int64(lim.MaxFields))
+				}
+				name := string(leaf)
+				fields[name], lines[name] = ofxText(t.val), t.line
 			} else {
-				switch leaf {
+				switch string(leaf) {
 				case "CURDEF":
 					if st.Currency == "" {
-						st.Currency = val
+						st.Currency = ofxText(t.val)
 					}
 				case "BANKID":
 					if bankID == "" {
-						bankID = val
+						bankID = ofxText(t.val)
 					}
 				case "ACCTID":
 					if acctID == "" {
-						acctID = val
+						acctID = ofxText(t.val)
 					}
 				}
 			}
-			leaf = ""
+			leaf = nil
 		}
 	}
 	if inTrn {
 		return nil, &ParseError{Line: trnLine, Msg: "<STMTTRN> is never closed"}
 	}
 	if !closed {
-		last := 1
-		if len(toks) > 0 {
-			last = toks[len(toks)-1].line
-		}
-		return nil, &ParseError{Line: last, Msg: "</OFX> missing: the file is truncated"}
+		return nil, &ParseError{Line: lastLine, Msg: "</OFX> missing: the file is truncated"}
 	}
 	switch {
 	case bankID != "" && acctID != "":
@@ -144,6 +156,11 @@ func ParseOFX(ctx context.Context, data []byte, lim Limits) (*Statement, error) 
 		st.Account = acctID
 	}
 	return st, nil
+}
+
+// ofxText is the value of an element: entities resolved, spaces trimmed.
+func ofxText(b []byte) string {
+	return strings.TrimSpace(html.UnescapeString(string(bytes.TrimSpace(b))))
 }
 
 func ofxTransaction(f map[string]string, lines map[string]int, line int) (Transaction, error) {
@@ -225,97 +242,4 @@ func checkOFXHeader(h string) error {
 		line++
 	}
 	return nil
-}
-
-// tokenizeOFX splits text from start into tags and texts. Processing
-// instructions and comments are skipped.
-func tokenizeOFX(text string, start int) ([]ofxToken, error) {
-	line := 1 + strings.Count(text[:start], "\n")
-	var toks []ofxToken
-	i := start
-	for i < len(text) {
-		if text[i] != '<' {
-			j := strings.IndexByte(text[i:], '<')
-			if j < 0 {
-				j = len(text) - i
-			}
-			chunk := text[i : i+j]
-			if strings.TrimSpace(chunk) != "" {
-				toks = append(toks, ofxToken{kind: 't', val: chunk, line: line + leadingNewlines(chunk)})
-			}
-			line += strings.Count(chunk, "\n")
-			i += j
-			continue
-		}
-		switch {
-		case strings.HasPrefix(text[i:], "<!--"):
-			j := strings.Index(text[i:], "-->")
-			if j < 0 {
-				return nil, &ParseError{Line: line, Msg: "unclosed comment"}
-			}
-			line += strings.Count(text[i:i+j], "\n")
-			i += j + 3
-			continue
-		case strings.HasPrefix(text[i:], "<?"):
-			j := strings.Index(text[i:], "?>")
-			if j < 0 {
-				return nil, &ParseError{Line: line, Msg: "unclosed processing instruction"}
-			}
-			line += strings.Count(text[i:i+j], "\n")
-			i += j + 2
-			continue
-		}
-		j := strings.IndexByte(text[i:], '>')
-		if j < 0 {
-			return nil, &ParseError{Line: line, Msg: "unclosed tag"}
-		}
-		tag := text[i+1 : i+j]
-		kind := byte('<')
-		if strings.HasPrefix(tag, "/") {
-			kind, tag = '/', tag[1:]
-		}
-		tag = strings.TrimSpace(tag)
-		if tag == "" || len(tag) > 64 || strings.IndexFunc(tag, badTagRune) >= 0 {
-			return nil, &ParseError{Line: line, Msg: fmt.Sprintf("malformed tag <%s>", truncate(text[i+1:i+j], 40))}
-		}
-		toks = append(toks, ofxToken{kind: kind, val: strings.ToUpper(tag), line: line})
-		i += j + 1
-	}
-	return toks, nil
-}
-
-func leadingNewlines(s string) int {
-	n := 0
-	for _, c := range s {
-		switch c {
-		case '\n':
-			n++
-		case ' ', '\t':
-		default:
-			return n
-		}
-	}
-	return n
-}
-
-func badTagRune(r rune) bool {
-	return (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '.' && r != '_'
-}
-
-func indexFold(s, sub string) int {
-	// OFX tags are ASCII; a case-insensitive search over bytes is enough.
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		if strings.EqualFold(s[i:i+n], sub) {
-			return i
-		}
-	}
-	return -1
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -1,6 +1,7 @@
 package statement
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -100,7 +101,7 @@ func TestParseOFX(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			st, err := ParseOFX(context.Background(), []byte(tt.in), Limits{})
+			st, err := ParseOFX(context.Background(), strings.NewReader(tt.in), Limits{})
 			if err != nil {
 				t.Fatalf("ParseOFX() error = %v", err)
 			}
@@ -139,7 +140,7 @@ func TestParseOFXErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := ParseOFX(context.Background(), []byte(tt.in), Limits{})
+			_, err := ParseOFX(context.Background(), strings.NewReader(tt.in), Limits{})
 			var pe *ParseError
 			if !errors.As(err, &pe) || pe.Line != tt.wantLine || !strings.Contains(pe.Msg, tt.wantText) {
 				t.Fatalf("ParseOFX() error = %v; want line %d containing %q", err, tt.wantLine, tt.wantText)
@@ -170,7 +171,7 @@ func FuzzParseOFX(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := ParseOFX(context.Background(), data, Limits{})
+		st, err := ParseOFX(context.Background(), bytes.NewReader(data), Limits{})
 		lines := strings.Count(Decode(data), "\n") + 1
 		if err != nil {
 			var pe *ParseError

@@ -2,64 +2,27 @@ package statement
 
 import (
 	"bytes"
+	"io"
+	"math"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // Decode turns the bytes of an exported file into text: it drops a UTF-8 BOM,
-// decodes UTF-16 with a BOM, and reads bytes that are not valid UTF-8 as
+// decodes UTF-16 with a BOM, and reads lines that are not valid UTF-8 as
 // Windows-1252 (what most Brazilian banks still export). Line endings are
-// normalised to "\n".
+// normalised to "\n". Parsers use the streaming form, textReader.
 func Decode(b []byte) string {
-	var s string
-	switch {
-	case bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}):
-		s = decode8(b[3:])
-	case bytes.HasPrefix(b, []byte{0xFF, 0xFE}):
-		s = decode16(b[2:], false)
-	case bytes.HasPrefix(b, []byte{0xFE, 0xFF}):
-		s = decode16(b[2:], true)
-	default:
-		s = decode8(b)
-	}
-	if strings.IndexByte(s, '\r') >= 0 {
-		s = strings.ReplaceAll(s, "\r\n", "\n")
-		s = strings.ReplaceAll(s, "\r", "\n")
-	}
-	return s
-}
-
-func decode8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
 	var sb strings.Builder
-	sb.Grow(len(b) + len(b)/8)
-	for _, c := range b {
-		if c >= 0x80 && c < 0xA0 {
-			sb.WriteRune([]rune(cp1252)[c-0x80])
-			continue
-		}
-		sb.WriteRune(rune(c)) // Latin-1 is the identity on the rest
-	}
+	sb.Grow(len(b))
+	_, _ = io.Copy(&sb, newTextReader(bytes.NewReader(b), math.MaxInt64)) // reading memory never fails
 	return sb.String()
 }
 
 // cp1252 holds the characters of bytes 0x80–0x9F in Windows-1252; undefined
-// bytes become U+FFFD. (Rare in practice: the conversion per byte is fine.)
-const cp1252 = "€\uFFFD‚ƒ„…†‡ˆ‰Š‹Œ\uFFFDŽ\uFFFD\uFFFD‘’“”•–—˜™š›œ\uFFFDžŸ"
-
-func decode16(b []byte, bigEndian bool) string {
-	u := make([]uint16, 0, len(b)/2)
-	for i := 0; i+1 < len(b); i += 2 {
-		if bigEndian {
-			u = append(u, uint16(b[i])<<8|uint16(b[i+1]))
-		} else {
-			u = append(u, uint16(b[i+1])<<8|uint16(b[i]))
-		}
-	}
-	return string(utf16.Decode(u))
+// bytes become U+FFFD.
+var cp1252 = [32]string{
+	"€", "\uFFFD", "‚", "ƒ", "„", "…", "†", "‡", "ˆ", "‰", "Š", "‹", "Œ", "\uFFFD", "Ž", "\uFFFD",
+	"\uFFFD", "‘", "’", "“", "”", "•", "–", "—", "˜", "™", "š", "›", "œ", "\uFFFD", "ž", "Ÿ",
 }
 
 // Fold returns s in upper case with Portuguese (and other Latin-1) accents

@@ -30,17 +30,3 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 func (e *ParseError) Unwrap() error { return e.Err }
-
-// Limits bound what a parser accepts.
-type Limits struct {
-	// MaxTransactions is the most transactions a statement may hold; 0 means
-	// 200,000.
-	MaxTransactions int
-}
-
-func (l Limits) maxTransactions() int {
-	if l.MaxTransactions <= 0 {
-		return 200_000
-	}
-	return l.MaxTransactions
-}
