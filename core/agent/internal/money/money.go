@@ -122,8 +122,8 @@ func splitDecimal(s string) (intPart, frac string, err error) {
 		if lastComma >= 0 {
 			sep = ','
 		}
-		parts := strings.Split(s, string(sep))
-		if len(parts) == 2 && len(parts[1]) >= 1 && len(parts[1]) <= 2 {
+		// One separator followed by one or two digits is the decimal one.
+		if after := len(s) - strings.IndexByte(s, sep) - 1; strings.Count(s, string(sep)) == 1 && after >= 1 && after <= 2 {
 			dec = sep
 		} else {
 			group = sep

@@ -74,6 +74,7 @@ func ParseCSV(ctx context.Context, r io.Reader, opts CSVOptions) (*Statement, er
 	var lay *layout
 	var pending [][]string // records read before the layout is known
 	var pendingLines []int
+	var txns txnBuffer
 	for {
 		rec, line, err := rr.Read(ctx)
 		if errors.Is(err, io.EOF) {
@@ -119,14 +120,14 @@ func ParseCSV(ctx context.Context, r io.Reader, opts CSVOptions) (*Statement, er
 			lay = &inferred
 			st.Skipped += idx
 			for i := idx; i < len(pending); i++ {
-				if err := addRow(st, lay, pending[i], pendingLines[i], opts, lim.MaxTransactions); err != nil {
+				if err := addRow(st, &txns, lay, pending[i], pendingLines[i], opts, lim.MaxTransactions); err != nil {
 					return nil, err
 				}
 			}
 			pending = nil
 			continue
 		}
-		if err := addRow(st, lay, rec, line, opts, lim.MaxTransactions); err != nil {
+		if err := addRow(st, &txns, lay, rec, line, opts, lim.MaxTransactions); err != nil {
 			return nil, err
 		}
 	}
@@ -136,11 +137,12 @@ func ParseCSV(ctx context.Context, r io.Reader, opts CSVOptions) (*Statement, er
 		}
 		return nil, &ParseError{Line: pendingLines[0], Msg: "no header row (Data, Descrição, Valor…) and no row with a date and an amount"}
 	}
+	st.Transactions = txns.slice()
 	return st, nil
 }
 
 // addRow reads one record after the layout is known.
-func addRow(st *Statement, lay *layout, rec []string, line int, opts CSVOptions, limit int) error {
+func addRow(st *Statement, txns *txnBuffer, lay *layout, rec []string, line int, opts CSVOptions, limit int) error {
 	if lay.header != nil && sameHeader(rec, lay.header) {
 		st.Skipped++ // header repeated on every page of some exports
 		return nil
@@ -209,10 +211,10 @@ func addRow(st *Statement, lay *layout, rec []string, line int, opts CSVOptions,
 		st.Skipped++ // a dated line with no amount
 		return nil
 	}
-	if len(st.Transactions) >= limit {
+	if txns.len() >= limit {
 		return fail(nil, "more than %d transactions", limit)
 	}
-	st.Transactions = append(st.Transactions, Transaction{
+	txns.add(Transaction{
 		ID:          cell(lay.id),
 		Date:        date,
 		AmountCents: amount,
@@ -240,8 +242,33 @@ func blank(rec []string) bool {
 
 // isBalance reports a balance line: "SALDO ANTERIOR", "Saldo do dia", "S A L D O".
 func isBalance(desc string) bool {
-	f := Fold(desc)
-	return strings.HasPrefix(f, "SALDO") || strings.HasPrefix(f, "S A L D O")
+	return foldedHasPrefix(desc, "SALDO") || foldedHasPrefix(desc, "S A L D O")
+}
+
+// foldedHasPrefix reports whether Fold(s) starts with prefix (upper-case
+// ASCII, single spaces) without building Fold(s): it runs once per row.
+func foldedHasPrefix(s, prefix string) bool {
+	i, space := 0, true
+	for _, r := range s {
+		if i == len(prefix) {
+			return true
+		}
+		if r == ' ' || r == '\t' || r == '\n' || r == '\u00A0' {
+			if !space {
+				if prefix[i] != ' ' {
+					return false
+				}
+				i, space = i+1, true
+			}
+			continue
+		}
+		space = false
+		if foldRune(r) != rune(prefix[i]) {
+			return false
+		}
+		i++
+	}
+	return i == len(prefix)
 }
 
 // DetectSeparator picks, among ';', '\t', ',' and '|', the separator that

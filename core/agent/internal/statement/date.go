@@ -77,10 +77,12 @@ func ParseDate(s string) (Date, error) {
 	if sep == 0 {
 		return fail("want dd/mm/yyyy or yyyy-mm-dd")
 	}
-	parts := strings.Split(s, string(sep))
-	if len(parts) != 3 {
+	p0, rest, _ := strings.Cut(s, string(sep))
+	p1, p2, ok := strings.Cut(rest, string(sep))
+	if !ok || strings.IndexByte(p2, sep) >= 0 {
 		return fail("want three parts")
 	}
+	parts := [3]string{p0, p1, p2} // not strings.Split: one call per row, no allocation
 	nums := [3]int{}
 	for i, p := range parts {
 		if p == "" || len(p) > 4 {

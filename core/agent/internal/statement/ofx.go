@@ -61,6 +61,7 @@ func ParseOFX(ctx context.Context, r io.Reader, lim Limits) (*Statement, error) 
 		acctID   string
 		closed   bool // saw </OFX>
 		counter  int
+		txns     txnBuffer
 		lastLine = lx.line
 	)
 	for {
@@ -97,14 +98,14 @@ func ParseOFX(ctx context.Context, r io.Reader, lim Limits) (*Statement, error) 
 						return nil, err
 					}
 				}
-				if len(st.Transactions) >= lim.MaxTransactions {
+				if txns.len() >= lim.MaxTransactions {
 					return nil, &ParseError{Line: trnLine, Msg: fmt.Sprintf("more than %d transactions", lim.MaxTransactions), Err: ErrLimit}
 				}
 				tx, err := ofxTransaction(fields, lines, trnLine)
 				if err != nil {
 					return nil, err
 				}
-				st.Transactions = append(st.Transactions, tx)
+				txns.add(tx)
 			case "OFX":
 				if inTrn {
 					return nil, &ParseError{Line: t.line, Msg: fmt.Sprintf("</OFX> before </STMTTRN> of the transaction at line %d", trnLine)}
@@ -149,6 +150,7 @@ func ParseOFX(ctx context.Context, r io.Reader, lim Limits) (*Statement, error) 
 	if !closed {
 		return nil, &ParseError{Line: lastLine, Msg: "</OFX> missing: the file is truncated"}
 	}
+	st.Transactions = txns.slice()
 	switch {
 	case bankID != "" && acctID != "":
 		st.Account = bankID + "/" + acctID

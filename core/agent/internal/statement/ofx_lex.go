@@ -121,7 +121,7 @@ func (l *ofxLexer) text() (t ofxToken, ok bool, err error) {
 		l.buf = append(l.buf, chunk...)
 		if len(l.buf) > l.max {
 			if len(bytes.TrimSpace(l.buf)) > 0 {
-				return t, false, limitError(l.line+leadingNewlines(l.buf), int64(len(l.buf)), "bytes of text between two tags", int64(l.max))
+				return t, false, l.tooLong(err)
 			}
 			l.line += bytes.Count(l.buf, []byte{'\n'}) // white space between aggregates
 			l.buf = l.buf[:0]
@@ -136,6 +136,26 @@ func (l *ofxLexer) text() (t ofxToken, ok bool, err error) {
 	t = ofxToken{kind: 't', val: l.buf, line: l.line + leadingNewlines(l.buf)}
 	l.line += bytes.Count(l.buf, []byte{'\n'})
 	return t, len(bytes.TrimSpace(l.buf)) > 0, nil
+}
+
+// tooLong counts the rest of a text past the limit, without keeping it,
+// and reports it. err is what the read that crossed the limit returned.
+func (l *ofxLexer) tooLong(err error) error {
+	line := l.line + leadingNewlines(l.buf)
+	n := int64(len(l.buf))
+	for errors.Is(err, bufio.ErrBufferFull) || err == nil {
+		var chunk []byte
+		chunk, err = l.src.ReadSlice('<')
+		n += int64(len(chunk))
+		if err == nil {
+			n-- // the '<'
+			break
+		}
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return l.readErr(err)
+	}
+	return limitError(line, n, "bytes of text between two tags", int64(l.max))
 }
 
 // skip discards input up to and including end; the '<' is read.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Decode turns the bytes of an exported file into text: it drops a UTF-8 BOM,
@@ -41,29 +43,36 @@ func Fold(s string) string {
 			continue
 		}
 		space = false
-		sb.WriteString(foldRune(r))
+		sb.WriteRune(foldRune(r))
 	}
 	return strings.TrimRight(sb.String(), " ")
 }
 
-func foldRune(r rune) string {
+// foldRune upper-cases r and removes its accent; it allocates nothing.
+func foldRune(r rune) rune {
 	switch r {
 	case 'á', 'à', 'â', 'ã', 'ä', 'å', 'Á', 'À', 'Â', 'Ã', 'Ä', 'Å', 'ª':
-		return "A"
+		return 'A'
 	case 'ç', 'Ç':
-		return "C"
+		return 'C'
 	case 'é', 'è', 'ê', 'ë', 'É', 'È', 'Ê', 'Ë':
-		return "E"
+		return 'E'
 	case 'í', 'ì', 'î', 'ï', 'Í', 'Ì', 'Î', 'Ï':
-		return "I"
+		return 'I'
 	case 'ñ', 'Ñ':
-		return "N"
+		return 'N'
 	case 'ó', 'ò', 'ô', 'õ', 'ö', 'Ó', 'Ò', 'Ô', 'Õ', 'Ö', 'º':
-		return "O"
+		return 'O'
 	case 'ú', 'ù', 'û', 'ü', 'Ú', 'Ù', 'Û', 'Ü':
-		return "U"
+		return 'U'
 	case 'ý', 'ÿ', 'Ý':
-		return "Y"
+		return 'Y'
 	}
-	return strings.ToUpper(string(r))
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		return r
+	}
+	return unicode.ToUpper(r)
 }
