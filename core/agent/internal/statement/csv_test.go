@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // row is a compact expectation: date, amount in cents, description, id.
@@ -137,8 +141,9 @@ func TestParseCSVCancelled(t *testing.T) {
 }
 
 // FuzzParseCSV checks that the CSV parser never panics, reports errors as
-// *ParseError with a line inside the input, and returns transactions whose
-// lines lie inside the input.
+// *ParseError with a line inside the input, returns transactions whose lines
+// lie inside the input, reads the same from a reader that returns one byte
+// at a time, and keeps these properties under tiny limits.
 func FuzzParseCSV(f *testing.F) {
 	seeds := []string{
 		"Data;Histórico;Valor\n05/01/2026;PIX;1.234,56\n",
@@ -147,19 +152,42 @@ func FuzzParseCSV(f *testing.F) {
 		"05/01/2026\tPIX\t1,00\t2,00\n",
 		"Data;Descrição;Valor\n05/01/2026;\"A;1,00\n",
 		"x\n\n;;;\n",
+		// Hostile shapes, small: a field bomb, a quote never closed, blank lines,
+		// a long line, Windows-1252 and UTF-16.
+		"Data;Historico;Valor\n" + strings.Repeat(";", 300),
+		"Data;Historico;Valor\n05/01/2026;\"" + strings.Repeat("x\n", 40),
+		"Data;Historico;Valor\n" + strings.Repeat("\n", 40),
+		"Data;Historico;Valor\n05/01/2026;" + strings.Repeat("y", 100) + ";1,00\n",
+		"Data;Hist\xf3rico;Valor\n05/01/2026;Servi\xe7o;1,00\n",
+		"\xff\xfeD\x00;\x00V\x00\n\x00",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := ParseCSV(context.Background(), bytes.NewReader(data), CSVOptions{})
-		lines := strings.Count(Decode(data), "\n") + 1
+		checkParser(t, data, func(r io.Reader, lim Limits) (*Statement, error) {
+			return ParseCSV(context.Background(), r, CSVOptions{Limits: lim})
+		})
+	})
+}
+
+// tinyLimits make short fuzz inputs cross every limit.
+var tinyLimits = Limits{MaxTransactions: 3, MaxLineBytes: 32, MaxFields: 4, MaxRecords: 6, MaxDecodedBytes: 256}
+
+// checkParser runs parse on data with the default limits, one byte at a
+// time, and with tinyLimits, and checks what the fuzz targets promise.
+func checkParser(t *testing.T, data []byte, parse func(io.Reader, Limits) (*Statement, error)) {
+	t.Helper()
+	lines := strings.Count(Decode(data), "\n") + 1
+	st, err := parse(bytes.NewReader(data), Limits{})
+	check := func(st *Statement, err error) {
+		t.Helper()
 		if err != nil {
 			var pe *ParseError
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %v is not a *ParseError", err)
 			}
-			if pe.Line < 0 || pe.Line > lines {
+			if pe.Line < 1 || pe.Line > lines {
 				t.Fatalf("error line %d outside 1..%d: %v", pe.Line, lines, err)
 			}
 			return
@@ -169,5 +197,11 @@ func FuzzParseCSV(f *testing.F) {
 				t.Fatalf("transaction line %d outside 1..%d", tx.Line, lines)
 			}
 		}
-	})
+	}
+	check(st, err)
+	st1, err1 := parse(iotest.OneByteReader(bytes.NewReader(data)), Limits{})
+	if fmt.Sprint(err) != fmt.Sprint(err1) || !reflect.DeepEqual(st, st1) {
+		t.Fatalf("one byte at a time: %v, %v; want %v, %v", st1, err1, st, err)
+	}
+	check(parse(bytes.NewReader(data), tinyLimits))
 }
