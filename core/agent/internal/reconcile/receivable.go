@@ -68,18 +68,29 @@ func FromJSON(raw []byte) ([]Receivable, error) {
 		}
 		raw = wrap.Receivables
 	}
-	var items []jsonReceivable
+	// Element by element, so that a long list of small elements ("[{},{},…]")
+	// fails at MaxReceivables instead of first decoding every one of them.
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	if err := dec.Decode(&items); err != nil {
+	tok, err := dec.Token()
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("receivables: %w", err)
+	case tok == nil: // null
+		return []Receivable{}, nil
+	case tok != json.Delim('['):
+		return nil, fmt.Errorf("receivables: want an array, got %v", tok)
 	}
-	if len(items) > MaxReceivables {
-		return nil, fmt.Errorf("receivables: more than %d", MaxReceivables)
-	}
-	out := make([]Receivable, 0, len(items))
-	seen := make(map[string]int, len(items))
-	for i, it := range items {
+	var out []Receivable
+	seen := make(map[string]int)
+	for i := 0; dec.More(); i++ {
+		if i >= MaxReceivables {
+			return nil, fmt.Errorf("receivables: more than %d", MaxReceivables)
+		}
+		var it jsonReceivable
+		if err := dec.Decode(&it); err != nil {
+			return nil, fmt.Errorf("receivables[%d]: %w", i, err)
+		}
 		at := func(field string) string { return fmt.Sprintf("receivables[%d].%s", i, field) }
 		id, err := jsonID(it.ID)
 		if err != nil {
@@ -119,6 +130,12 @@ func FromJSON(raw []byte) ([]Receivable, error) {
 		}
 		seen[r.ID] = i
 		out = append(out, r)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("receivables: %w", err)
+	}
+	if out == nil {
+		out = []Receivable{}
 	}
 	return out, nil
 }

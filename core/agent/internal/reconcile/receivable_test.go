@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,4 +103,34 @@ func FuzzParseReceivables(f *testing.F) {
 			seen[r.ID] = true
 		}
 	})
+}
+
+// TestFromJSONHostile checks that a 10 MiB list of empty elements fails at
+// the first one without decoding the rest (it used to decode 3.5 M elements,
+// about 100 bytes each, before looking at any), and that a list longer than
+// MaxReceivables fails at the limit. Not parallel: the allocation counter is
+// process-wide.
+func TestFromJSONHostile(t *testing.T) {
+	empty := []byte("[" + strings.Repeat("{},", 10<<20/3) + "{}]")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := FromJSON(empty)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "receivables[0].id: required") {
+		t.Errorf("FromJSON(10 MiB of {}) error = %v, want receivables[0].id", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(empty)) {
+		t.Errorf("FromJSON allocated %d bytes for a %d-byte list, want less than its size", n, len(empty))
+	}
+
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range MaxReceivables + 1 {
+		fmt.Fprintf(&b, `{"id":"F%d","due_date":"2026-03-10","amount_cents":1},`, i)
+	}
+	long := strings.TrimSuffix(b.String(), ",") + "]"
+	if _, err := FromJSON([]byte(long)); err == nil || !strings.Contains(err.Error(), "more than 100000") {
+		t.Errorf("FromJSON(%d receivables) error = %v, want more than %d", MaxReceivables+1, err, MaxReceivables)
+	}
 }
