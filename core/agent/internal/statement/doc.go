@@ -8,6 +8,11 @@
 // the data (title lines before the header, balance lines, textual footers);
 // Statement.Skipped counts them.
 //
-// Everything here is a pure function of its input: safe for concurrent use,
-// no state kept between calls.
+// Parsers read an io.Reader in one pass and keep at most one line (CSV) or
+// one tag or text (OFX) besides the transactions they return, so a file costs
+// memory bounded by Limits, not by its shape: the first line past a limit is
+// a *ParseError wrapping ErrLimit ("line 2: 300 fields (limit 256)").
+//
+// Every function is safe for concurrent use and keeps no state between
+// calls; a RecordReader is used by one goroutine.
 package statement
