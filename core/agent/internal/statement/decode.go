@@ -62,11 +62,18 @@ func (t *textReader) more(want int) {
 		t.w = copy(t.raw, t.raw[t.r:t.w])
 		t.r = 0
 	}
-	for t.w < want && t.w < len(t.raw) && t.srcErr == nil {
+	for empty := 0; t.w < want && t.w < len(t.raw) && t.srcErr == nil; {
 		n, err := t.src.Read(t.raw[t.w:])
 		t.w += n
-		if err != nil {
+		switch {
+		case err != nil:
 			t.srcErr = err
+		case n > 0:
+			empty = 0
+		default:
+			if empty++; empty == 100 { // as bufio does for a reader that returns nothing
+				t.srcErr = io.ErrNoProgress
+			}
 		}
 	}
 }
