@@ -39,6 +39,8 @@ type textReader struct {
 	err      error // sticky, returned after out is drained
 }
 
+var _ io.Reader = (*textReader)(nil)
+
 func newTextReader(src io.Reader, maxText int64) *textReader {
 	return &textReader{src: src, maxText: maxText, raw: make([]byte, decodeChunk)}
 }
