@@ -31,7 +31,8 @@ type BuiltinOptions struct {
 type ParseLimits struct {
 	// MaxLineBytes is the longest CSV line (a quoted field spanning lines
 	// counts with its record) or OFX text between two tags, in bytes of
-	// decoded UTF-8. Default 64 KiB.
+	// decoded UTF-8. Default 64 KiB. A CSV parse allocates a buffer this
+	// large, so raise it with care.
 	MaxLineBytes int
 	// MaxFields is the most fields in a CSV record and the most elements in
 	// an OFX <STMTTRN>. Default 256.

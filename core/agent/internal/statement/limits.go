@@ -29,7 +29,8 @@ type Limits struct {
 	MaxTransactions int
 	// MaxLineBytes is the longest CSV line (a quoted field spanning lines
 	// counts with its record) and the longest OFX text between two tags, in
-	// bytes of decoded UTF-8 text. Default 64 KiB.
+	// bytes of decoded UTF-8 text. Default 64 KiB. ParseCSV allocates a
+	// buffer of this size.
 	MaxLineBytes int
 	// MaxFields is the most fields in a CSV record and the most elements in
 	// an OFX <STMTTRN>. Default 256: bank exports have about ten columns,
