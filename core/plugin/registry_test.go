@@ -28,7 +28,7 @@ func TestLoadAndCall(t *testing.T) {
 	for _, tool := range tools {
 		names = append(names, tool.Name)
 	}
-	if want := []string{"echo", "fetch", "whoami", "fail"}; !slices.Equal(names, want) {
+	if want := []string{"echo", "fetch", "fetch_write", "fetch_destructive", "whoami", "fail"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 	echo := tools[0]
