@@ -355,7 +355,7 @@ func TestValidateOffline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	if m.Name != "echo" || m.Version != "1.0.0" || len(m.Tools) != 4 {
+	if m.Name != "echo" || m.Version != "1.0.0" || len(m.Tools) != 6 {
 		t.Fatalf("manifest = %+v", m)
 	}
 	if _, err := validateBundle(context.Background(), path, []string{"GET /api/v1/tasks"}, testCacheDir(t)); err == nil ||
