@@ -1,6 +1,9 @@
 package routeclass
 
 import (
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,5 +79,26 @@ func TestOfPattern(t *testing.T) {
 		if got := tab.OfPattern(method, segs, params); got != tt.want {
 			t.Errorf("OfPattern(%s) = %v, want %v", tt.pattern, got, tt.want)
 		}
+	}
+}
+
+// TestABIDocumentsTheTable checks that sdk/ABI.md's copy of the table,
+// which partners read, is the table the host enforces.
+func TestABIDocumentsTheTable(t *testing.T) {
+	doc, err := os.ReadFile("../../../sdk/ABI.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([A-Z]+)` \\| `(/api/v1/[^`]*)` \\| ([a-z]+) \\|$")
+	var documented []string
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		documented = append(documented, m[1]+" "+m[2]+" "+m[3])
+	}
+	var want []string
+	for _, r := range Routes() {
+		want = append(want, r.String()+" "+r.Class.String())
+	}
+	if !slices.Equal(documented, want) {
+		t.Errorf("sdk/ABI.md's route classes differ from the table; write them in the table's order:\n got %q\nwant %q", documented, want)
 	}
 }
