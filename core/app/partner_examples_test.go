@@ -140,6 +140,26 @@ func (c *partnerCaller) answer(name string, args any, r partnerResult, responses
 	return c.call(name, args, fmt.Sprintf(`,"inputResponses":%s,"requestState":%q`, responses, r.RequestState))
 }
 
+// confirmed calls the destructive tool name and accepts the host's
+// confirmation (SPEC §8), so the tool runs; it returns the tool's answer.
+func (c *partnerCaller) confirmed(name string, args any) partnerResult {
+	c.t.Helper()
+	r := c.call(name, args, "")
+	if r.raw["resultType"] != "input_required" || r.InputRequests["confirm"] == nil {
+		c.t.Fatalf("%s: %v; want the host's confirmation first", name, r.raw)
+	}
+	return c.answer(name, args, r, `{"confirm":{"action":"accept","content":{"confirm":true}}}`)
+}
+
+// approvalRequired checks that a destructive tool called from a client
+// without forms answered with an approval link and did not run.
+func approvalRequired(t *testing.T, name string, r partnerResult) {
+	t.Helper()
+	if r.IsError || r.Structured["status"] != "approval_required" || r.Structured["approval_url"] == nil {
+		t.Errorf("%s from a client without forms: %v; want an approval link (SPEC §8)", name, r.raw)
+	}
+}
+
 // form returns the elicitation form of input request key of r.
 func form(t *testing.T, r partnerResult, key string) map[string]any {
 	t.Helper()
@@ -299,20 +319,21 @@ func testInbox(t *testing.T, member *partnerCaller) {
 		t.Fatalf("inbox_list: %v; want the one waiting execution %s", r.raw, exeID)
 	}
 
+	// inbox_answer is destructive (it calls the continue route, which only
+	// a destructive tool may): the host asks the person to confirm first.
 	// Error path: an execution that does not exist.
-	r = member.call("inbox_answer", map[string]any{"execution_id": "exe_0195f0a1b2c37d8e9f00112233445566"}, "")
+	r = member.confirmed("inbox_answer", map[string]any{"execution_id": "exe_0195f0a1b2c37d8e9f00112233445566"})
 	if code := apiErrorCode(r); code != "not_found" {
 		t.Errorf("inbox_answer of an unknown execution: %v; want isError with the API's not_found body", r.raw)
 	}
-	// A client without forms is told the question and the other way.
+	// A client without forms gets an approval link; nothing runs.
 	args := map[string]any{"execution_id": exeID}
-	if r := member.without().call("inbox_answer", args, ""); !r.IsError || !strings.Contains(r.Text, "kadu_executions_continue") {
-		t.Errorf("inbox_answer without elicitation: %v; want a tool error naming kadu_executions_continue", r.raw)
-	}
+	approvalRequired(t, "inbox_answer", member.without().call("inbox_answer", args, ""))
 
-	// Input required: the task's own question becomes the form; the answer
-	// continues the execution, which then waits for approval.
-	r = member.call("inbox_answer", args, "")
+	// Input required: once confirmed, the task's own question becomes the
+	// form; the answer continues the execution, which then waits for
+	// approval.
+	r = member.confirmed("inbox_answer", args)
 	if r.raw["resultType"] != "input_required" {
 		t.Fatalf("inbox_answer: %v; want input_required", r.raw)
 	}
@@ -372,24 +393,20 @@ func testWebhookHealth(t *testing.T, ps *partnerServer, admin *partnerCaller) {
 		}
 		return eps[0].(map[string]any)
 	}
-	// A client without forms gets the report and how to replay.
-	r := admin.without().call("webhook_health_report", map[string]any{}, "")
-	if ep := endpoint(r); ep["webhook_id"] != hook || ep["health"] != "failing" || ep["failing"] != 1.0 {
-		t.Errorf("endpoint %v; want %s failing with 1 failing delivery", ep, hook)
-	}
-	if !strings.Contains(r.Text, "/replay") {
-		t.Errorf("report text %q does not say how to replay", r.Text)
-	}
+	// webhook_health_report is destructive (it may call the replay route,
+	// which only a destructive tool may): the host asks the person to
+	// confirm first, and a client without forms gets an approval link.
+	approvalRequired(t, "webhook_health_report", admin.without().call("webhook_health_report", map[string]any{}, ""))
 
 	// Error path: an endpoint that does not exist.
-	if r := admin.call("webhook_health_report", map[string]any{"webhook_id": "whk_0195f0a1b2c37d8e9f00112233445566"}, ""); apiErrorCode(r) != "not_found" {
+	if r := admin.confirmed("webhook_health_report", map[string]any{"webhook_id": "whk_0195f0a1b2c37d8e9f00112233445566"}); apiErrorCode(r) != "not_found" {
 		t.Errorf("webhook_health_report of an unknown webhook: %v; want isError with the API's not_found body", r.raw)
 	}
 
 	// Input required: offered a replay, the person accepts; the receiver
 	// now answers 204, so the endpoint is healthy again.
 	args := map[string]any{"webhook_id": hook}
-	r = admin.call("webhook_health_report", args, "")
+	r := admin.confirmed("webhook_health_report", args)
 	if r.raw["resultType"] != "input_required" {
 		t.Fatalf("webhook_health_report with a failing endpoint: %v; want input_required", r.raw)
 	}
@@ -416,7 +433,7 @@ func testWebhookHealth(t *testing.T, ps *partnerServer, admin *partnerCaller) {
 	if got := ps.hookHit.Load(); got < 2 {
 		t.Errorf("the receiver got %d requests; want the failure and the replay", got)
 	}
-	r = admin.call("webhook_health_report", args, "")
+	r = admin.confirmed("webhook_health_report", args)
 	if ep := endpoint(r); ep["health"] != "healthy" || ep["succeeded"] != 1.0 || ep["failing"] != 0.0 {
 		t.Errorf("after the replay the endpoint is %v; want healthy with its delivery succeeded", ep)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 )
@@ -50,6 +51,12 @@ type invocation struct {
 	reqID string
 	info  *mcp.Implementation
 	input []byte
+	// op, target and allow are the operation being handled and the highest
+	// route class it may call (routeclass.go); the zero allow permits no
+	// route at all.
+	op     string
+	target string
+	allow  routeclass.Class
 
 	output    []byte // copied out of guest memory
 	hasOutput bool
@@ -174,7 +181,8 @@ func hostAPI(ctx context.Context, m api.Module, stack []uint64) {
 }
 
 // apiCall applies the host's checks in order — a caller, the per-entry
-// budget, the body cap, the granted routes — then dispatches as the caller.
+// budget, the body cap, the granted routes, the route's class against the
+// operation's — then dispatches as the caller.
 // body is read from guest memory only once the cap allows it.
 func (inv *invocation) apiCall(ctx context.Context, method, path string, body func() []byte, bodyLen uint32) (int, []byte) {
 	if inv == nil || inv.p == nil {
@@ -198,6 +206,9 @@ func (inv *invocation) apiCall(ctx context.Context, method, path string, body fu
 		return refusal(inv, http.StatusForbidden, "route_not_granted", "Route not granted",
 			fmt.Sprintf("%s %s is not within the bundle's declared routes granted by the operator.", method, trimQuery(path)),
 			"Declare the route in the manifest and ask the operator to grant it.")
+	}
+	if status, resp, ok := inv.checkClass(ctx, method, path); !ok {
+		return status, resp
 	}
 	var b []byte
 	if bodyLen > 0 {

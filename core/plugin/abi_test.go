@@ -14,14 +14,22 @@ type apiAnswer struct {
 	Body   json.RawMessage `json:"body"`
 }
 
-// fetch makes the echo guest call the API once per path and returns what
-// it read back.
+// fetch makes the echo guest call the API once per path, from its
+// destructive tool (which route classes allow every granted route), and
+// returns what it read back.
 func (e *env) fetch(t *testing.T, method, body string, paths ...string) []apiAnswer {
 	t.Helper()
+	return e.fetchAs(t, "fetch_destructive", method, body, paths...)
+}
+
+// fetchAs is fetch from the echo tool named tool: fetch (read-only),
+// fetch_write or fetch_destructive.
+func (e *env) fetchAs(t *testing.T, tool, method, body string, paths ...string) []apiAnswer {
+	t.Helper()
 	args, _ := json.Marshal(map[string]any{"method": method, "body": body, "paths": paths})
-	res, err := e.call(t, "org_a", "fetch", string(args))
+	res, err := e.call(t, "org_a", tool, string(args))
 	if err != nil {
-		t.Fatalf("fetch: %v", err)
+		t.Fatalf("%s: %v", tool, err)
 	}
 	var out struct {
 		Answers []apiAnswer `json:"answers"`

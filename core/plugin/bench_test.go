@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 )
@@ -54,7 +55,7 @@ func BenchmarkWarmCall(b *testing.B) {
 		input, _ := json.Marshal(invocationJSON{Op: opToolsCall, Params: toolCallParams{Name: "api", Arguments: json.RawMessage(`{}`)}})
 		b.ReportAllocs()
 		for b.Loop() {
-			inv := &invocation{v: v, p: p, reqID: "req_bench", input: input}
+			inv := &invocation{v: v, p: p, reqID: "req_bench", input: input, allow: routeclass.Read}
 			out, err := inst.call(ctx, inst.handle, inv)
 			if err != nil || out.status != 0 {
 				b.Fatal(out.status, err)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/plugin/internal/stateseal"
@@ -48,6 +49,10 @@ type request struct {
 	reqID   string
 	replies map[string]json.RawMessage
 	state   string // sealed requestState of a retry
+	// class is the highest route class the operation may call through
+	// api(): the tool's (toolClass), or routeclass.Read for resources,
+	// prompts and completions.
+	class routeclass.Class
 }
 
 // run calls the bundle for req. decode turns a status-0 output into the
@@ -79,7 +84,8 @@ func (v *version) run(ctx context.Context, req *request, decode func(out []byte)
 		v.fault(ctx, req, err, nil)
 		return err
 	}
-	inv := &invocation{v: v, p: req.p, reqID: req.reqID, info: req.client.Info, input: input}
+	inv := &invocation{v: v, p: req.p, reqID: req.reqID, info: req.client.Info, input: input,
+		op: req.op, target: req.target, allow: req.class}
 	out, err := inst.call(ctx, inst.handle, inv)
 	if err == nil {
 		if out.status == 1 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 )
@@ -84,7 +85,8 @@ func (r *Registry) CallTool(ctx context.Context, p *auth.Principal, call *mcp.To
 		}}, nil
 	}
 	req := &request{p: p, op: opToolsCall, target: name, args: args, params: toolCallParams{Name: name, Arguments: args},
-		client: &call.Client, reqID: call.RequestID, replies: call.InputResponses, state: call.RequestState}
+		client: &call.Client, reqID: call.RequestID, replies: call.InputResponses, state: call.RequestState,
+		class: toolClass(def.tool.Annotations)}
 	var res *mcp.ToolResult
 	err = v.run(ctx, req, func(out []byte) error {
 		reqs, sealed, ok, err := v.asInputRequired(req, out)
@@ -158,7 +160,8 @@ func (r *Registry) ReadResource(ctx context.Context, p *auth.Principal, req *mcp
 		return nil, mcp.ErrResourceNotFound
 	}
 	rq := &request{p: p, op: opReadResource, target: req.URI, params: map[string]string{"uri": req.URI},
-		client: &req.Client, reqID: req.RequestID, replies: req.InputResponses, state: req.RequestState}
+		client: &req.Client, reqID: req.RequestID, replies: req.InputResponses, state: req.RequestState,
+		class: routeclass.Read}
 	var res *mcp.ReadResourceResult
 	err = v.run(ctx, rq, func(out []byte) error {
 		reqs, sealed, ok, err := v.asInputRequired(rq, out)
@@ -211,7 +214,8 @@ func (r *Registry) GetPrompt(ctx context.Context, p *auth.Principal, req *mcp.Ge
 		return nil, fmt.Errorf("encoding prompt arguments: %w", err)
 	}
 	rq := &request{p: p, op: opPromptsGet, target: name, args: rawArgs, params: promptParams{Name: name, Arguments: args},
-		client: &req.Client, reqID: req.RequestID, replies: req.InputResponses, state: req.RequestState}
+		client: &req.Client, reqID: req.RequestID, replies: req.InputResponses, state: req.RequestState,
+		class: routeclass.Read}
 	var res *mcp.GetPromptResult
 	err = v.run(ctx, rq, func(out []byte) error {
 		reqs, sealed, ok, err := v.asInputRequired(rq, out)
@@ -298,7 +302,8 @@ func (r *Registry) Complete(ctx context.Context, p *auth.Principal, req *mcp.Com
 	params := completeParams{Ref: req.Ref, Context: req.Context}
 	params.Argument.Name, params.Argument.Value = req.Argument.Name, req.Argument.Value
 	target := req.Ref.Name + req.Ref.URI
-	rq := &request{p: p, op: opComplete, target: target, params: params, client: &req.Client, reqID: req.RequestID}
+	rq := &request{p: p, op: opComplete, target: target, params: params, client: &req.Client, reqID: req.RequestID,
+		class: routeclass.Read}
 	var res *mcp.CompleteResult
 	err = v.run(ctx, rq, func(out []byte) error {
 		var cr struct {

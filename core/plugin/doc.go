@@ -5,7 +5,10 @@
 // routes, x-mcp-header rules, schemas), the kadu v1 host functions, one
 // wazero runtime per bundle version, instance pools per (bundle version,
 // organisation) under a global instance budget, faults and quarantine,
-// sealing a bundle's input-required state into requestState, and the
+// sealing a bundle's input-required state into requestState, bounding
+// each api() call by its route's class (core/api/routeclass: a read-only
+// tool, resource, prompt or completion reads; only a destructive, hence
+// confirmed, tool reaches a destructive route), and the
 // Registry that serves the loaded bundles as an mcp.Catalog and swaps
 // bundle versions atomically.
 //

@@ -165,7 +165,7 @@ func (f *fakeAPI) recorded() []apiRecord {
 }
 
 // echoGrant is what the operator grants the echo bundle in most tests.
-var echoGrant = []string{"GET /api/v1/tasks", "GET /api/v1/tasks/{id}", "POST /api/v1/tasks/{id}/run"}
+var echoGrant = []string{"GET /api/v1/tasks", "GET /api/v1/tasks/{id}", "PATCH /api/v1/tasks/{id}", "POST /api/v1/tasks/{id}/run"}
 
 // bundle returns the config of a built guest.
 func bundle(t testing.TB, name string) BundleConfig {

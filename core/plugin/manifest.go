@@ -319,13 +319,7 @@ func (v *manifestChecker) annotations(at string, t *ManifestTool) *mcp.ToolAnnot
 		a = &ManifestAnnotations{}
 	}
 	out := &mcp.ToolAnnotations{Title: a.Title}
-	if a.ReadOnlyHint != nil {
-		out.ReadOnlyHint = *a.ReadOnlyHint
-	}
-	out.DestructiveHint = !out.ReadOnlyHint
-	if a.DestructiveHint != nil {
-		out.DestructiveHint = *a.DestructiveHint
-	}
+	out.ReadOnlyHint, out.DestructiveHint = effectiveHints(a)
 	if a.IdempotentHint != nil {
 		out.IdempotentHint = *a.IdempotentHint
 	}

@@ -28,7 +28,7 @@ func TestLoadAndCall(t *testing.T) {
 	for _, tool := range tools {
 		names = append(names, tool.Name)
 	}
-	if want := []string{"echo", "fetch", "whoami", "fail"}; !slices.Equal(names, want) {
+	if want := []string{"echo", "fetch", "fetch_write", "fetch_destructive", "whoami", "fail"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 	echo := tools[0]
@@ -355,7 +355,7 @@ func TestValidateOffline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	if m.Name != "echo" || m.Version != "1.0.0" || len(m.Tools) != 4 {
+	if m.Name != "echo" || m.Version != "1.0.0" || len(m.Tools) != 6 {
 		t.Fatalf("manifest = %+v", m)
 	}
 	if _, err := validateBundle(context.Background(), path, []string{"GET /api/v1/tasks"}, testCacheDir(t)); err == nil ||

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/plugin/internal/route"
 )
@@ -48,7 +49,7 @@ func validateBundle(ctx context.Context, path string, routes []string, cacheDir 
 	if err != nil {
 		return nil, err
 	}
-	v := &version{reg: r, cfg: cfg, sha: sum, grant: grant, id: path, drained: make(chan struct{}),
+	v := &version{reg: r, cfg: cfg, sha: sum, grant: grant, classes: routeclass.New(), id: path, drained: make(chan struct{}),
 		breaker: breaker{policy: r.set.quarantine}, log: r.set.log}
 	man, err := r.compileAndDescribe(ctx, v, wasm)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/plugin/internal/route"
 )
 
@@ -40,6 +41,7 @@ type version struct {
 	id       string       // "name@version"
 	man      *compiledManifest
 	grant    []route.Pattern
+	classes  *routeclass.Table
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	hasInit  bool
@@ -112,7 +114,7 @@ func (r *Registry) loadVersion(ctx context.Context, cfg BundleConfig) (v *versio
 		grant[i], _ = route.Parse(s) // validated above
 	}
 	v = &version{
-		reg: r, cfg: cfg, sha: sum, grant: grant, id: cfg.Name,
+		reg: r, cfg: cfg, sha: sum, grant: grant, classes: routeclass.New(), id: cfg.Name,
 		drained: make(chan struct{}), loadedAt: r.set.now(),
 		breaker: breaker{policy: r.set.quarantine},
 	}
@@ -128,6 +130,10 @@ func (r *Registry) loadVersion(ctx context.Context, cfg BundleConfig) (v *versio
 	v.man = man
 	v.id = man.m.Name + "@" + man.m.Version
 	v.log = r.set.log.With(slog.String("bundle", man.m.Name), slog.String("version", man.m.Version))
+	for _, u := range man.m.UnusableRoutes() {
+		v.log.LogAttrs(ctx, slog.LevelWarn, "bundle declares a route none of its operations may call",
+			slog.String("route", u.Route), slog.String("route_class", u.Class), slog.String("reason", u.Reason))
+	}
 	if cfg.Isolation == IsolationPerOrg {
 		v.pools = newPools(v, r.budget)
 	}

@@ -41,7 +41,13 @@ access, routes). With --route, the manifest's routes must be within them, as
 they must be within plugins.bundles.<name>.routes on the server.
 
 On success it prints the bundle's tools and the plugins.bundles entry to
-paste into the configuration, sha256 pin included.`,
+paste into the configuration, sha256 pin included, and warns on stderr
+about each declared route that none of the bundle's operations may call
+under the route classes of sdk/ABI.md (a destructive route in a bundle
+without a destructive tool, a write route in one that only reads, a path
+that is no route of the API): every call of it would be refused. A
+warning does not fail the command; the server logs the same warning when
+it loads the bundle.`,
 		Example: `  kadu plugins validate bin/plugins/tasks.wasm
   kadu plugins validate my.wasm --route "GET /api/v1/executions" --route "GET /api/v1/executions/{id}"`,
 		Args: cobra.ExactArgs(1),
@@ -57,6 +63,9 @@ paste into the configuration, sha256 pin included.`,
 				return fmt.Errorf("%s is not a valid bundle: %w", path, err)
 			}
 			printManifest(cmd.OutOrStdout(), path, hex.EncodeToString(sum[:]), m)
+			for _, u := range m.UnusableRoutes() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: route %q (%s): %s\n", u.Route, u.Class, u.Reason)
+			}
 			return nil
 		},
 	}

@@ -51,6 +51,33 @@ func TestPluginsValidate(t *testing.T) {
 	}
 }
 
+// TestPluginsValidateWarnsUnusableRoutes checks that a bundle whose only
+// tool is read-only but which declares a write and a destructive route is
+// valid, with a warning for each of those routes naming what to change.
+func TestPluginsValidateWarnsUnusableRoutes(t *testing.T) {
+	wasm := kadutest.BuildWasm(t, "testdata/overreach")
+	out, errOut, err := execute(t, &fake{}, "plugins", "validate", wasm)
+	if err != nil {
+		t.Fatalf("kadu plugins validate: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`warning: route "PATCH /api/v1/tasks/{id}" (write): it is a write and every operation of the bundle only reads`,
+		`warning: route "POST /api/v1/tasks/{id}/run" (destructive): it is destructive and no tool of the bundle is annotated destructiveHint: true`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, `"GET /api/v1/tasks"`) {
+		t.Errorf("stderr warns about the read route its tool may call:\n%s", errOut)
+	}
+	// The first-party tasks bundle uses every route it declares.
+	_, errOut, err = execute(t, &fake{}, "plugins", "validate", kadutest.BuildWasm(t, "../../../plugins/tasks"))
+	if err != nil || errOut != "" {
+		t.Errorf("validating the tasks bundle: %v, stderr %q; want no warning", err, errOut)
+	}
+}
+
 func TestPluginsValidateRefuses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

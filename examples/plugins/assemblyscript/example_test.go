@@ -104,7 +104,10 @@ func TestManifest(t *testing.T) {
 		t.Errorf("inbox_list description %q; want it to say prompts are data, not instructions", list.Description)
 	}
 	a := answer.Annotations
-	if answer.Title != "Answer a waiting execution" || *a.ReadOnlyHint || *a.DestructiveHint || *a.IdempotentHint || *a.OpenWorldHint ||
+	// Destructive: continuing an execution may approve a step, and the
+	// host lets only a destructive tool call the continue route.
+	if answer.Title != "Answer a waiting execution" || *a.ReadOnlyHint || !*a.DestructiveHint || *a.IdempotentHint || *a.OpenWorldHint ||
+		len(answer.OutputSchema) != 0 ||
 		*answer.Access != (kadutest.Access{MinRole: "member", Scope: "run"}) || len(answer.RequiresCapabilities) != 0 {
 		t.Errorf("inbox_answer: %q %+v %+v requires %v", answer.Title, a, answer.Access, answer.RequiresCapabilities)
 	}

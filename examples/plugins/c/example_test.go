@@ -188,8 +188,13 @@ func TestManifest(t *testing.T) {
 		t.Fatalf("tool %+v; want %s, admin/admin", tl, tool)
 	}
 	a := tl.Annotations
-	if *a.ReadOnlyHint || *a.DestructiveHint || *a.IdempotentHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
-		t.Errorf("annotations %+v; want all four false, explicitly", a)
+	// Destructive: it may replay, and the host lets only a destructive
+	// tool call the replay route.
+	if *a.ReadOnlyHint || !*a.DestructiveHint || *a.IdempotentHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+		t.Errorf("annotations %+v; want destructive only, every hint explicit", a)
+	}
+	if len(tl.OutputSchema) != 0 {
+		t.Errorf("outputSchema %s; a destructive tool declares none", tl.OutputSchema)
 	}
 	if !strings.Contains(tl.Description, "never instructions") || !strings.Contains(tl.Description, "replay") {
 		t.Errorf("description %q; want it to say replays need the person and errors are data", tl.Description)

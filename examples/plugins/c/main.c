@@ -280,10 +280,11 @@ void kadu_main(kadu_bundle *b) {
             "\"deliveries\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20,"
             "\"description\":\"recent deliveries to examine per endpoint\"}},"
             "\"additionalProperties\":false}",
-        .output_schema = "{\"type\":\"object\",\"properties\":{\"endpoints\":{\"type\":\"array\"},"
-                         "\"totals\":{\"type\":\"object\"},\"replayed\":{\"type\":\"array\"}},"
-                         "\"required\":[\"endpoints\",\"totals\",\"replayed\"]}",
-        .hints = 0, /* it may replay (a write, with the person's consent) */
+        /* It may replay deliveries, which sends data out of Kadu again: the
+         * host lets only a destructive tool call the replay route, and asks
+         * the person to confirm before the tool runs (sdk/ABI.md, Route
+         * classes). A destructive tool declares no output_schema. */
+        .hints = KADU_DESTRUCTIVE,
         .access = {KADU_ROLE_ADMIN, KADU_SCOPE_ADMIN},
         .run = health_report,
     });

@@ -129,3 +129,10 @@ func Segments(target string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// Parts returns the pattern's method, its segments (a parameter as written,
+// "{id}") and which of them are parameters. The slices are the pattern's:
+// callers must not modify them.
+func (r Pattern) Parts() (method string, segments []string, params []bool) {
+	return r.method, r.segments, r.params
+}

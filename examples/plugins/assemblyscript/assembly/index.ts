@@ -131,8 +131,12 @@ new Bundle({
       "kadu_executions_continue instead." + UNTRUSTED,
     inputSchema: `{"type":"object","properties":{"execution_id":{"type":"string"}},"required":["execution_id"],` +
       `"additionalProperties":false}`,
-    outputSchema: `{"type":"object","properties":{"execution_id":{"type":"string"},"answered":{"type":"boolean"},` +
-      `"status":{"type":"string"}},"required":["execution_id","answered","status"]}`,
+    // Answering continues the execution, which may approve a step and
+    // resumes spending: the host lets only a destructive tool call
+    // POST /api/v1/executions/{id}/continue, and asks the person to confirm
+    // before the tool runs (sdk/ABI.md, Route classes). A destructive tool
+    // declares no outputSchema.
+    destructive: true,
     access: { minRole: Role.Member, scope: Scope.Run },
   }, answer)
   .register();

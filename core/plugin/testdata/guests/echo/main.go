@@ -3,11 +3,18 @@
 // Command echo is the well-behaved test bundle: a trivial echo tool, api()
 // round trips, caller_info, config_get, a resource, a template, a prompt
 // and completions.
+//
+// The api() round trips are made by three tools that differ only in their
+// annotations — fetch (read-only), fetch_write (neither read-only nor
+// destructive) and fetch_destructive — and, when the config key "op_api"
+// is "METHOD PATH", by resources/read, prompts/get and completion/complete,
+// so tests can check which operation may call which route class.
 package main
 
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/kobana/kadu/core/plugin/testdata/guests/rawabi"
 )
@@ -55,6 +62,8 @@ func describe(n int32) int32 {
 					`"paths":{"type":"array","items":{"type":"string"}},"body":{"type":"string"}},"required":["paths"]}`),
 				"annotations": readOnly, "access": rawabi.Access("member", "read"),
 			},
+			fetchTool(prefix+"fetch_write", map[string]bool{"readOnlyHint": false, "destructiveHint": false}),
+			fetchTool(prefix+"fetch_destructive", map[string]bool{"destructiveHint": true}),
 			map[string]any{
 				"name": prefix + "whoami", "description": "Returns caller_info and a config value.",
 				"inputSchema": rawabi.ObjectSchema, "annotations": readOnly, "access": rawabi.Access("viewer", "read"),
@@ -72,8 +81,29 @@ func describe(n int32) int32 {
 		"prompts": []any{map[string]any{"name": prefix + "greet", "description": "Greets someone.",
 			"arguments": []any{map[string]any{"name": "who", "required": true}}, "access": rawabi.Access("viewer", "read")}},
 		"completions": completions,
-		"routes":      []string{"GET /api/v1/tasks", "GET /api/v1/tasks/{id}", "POST /api/v1/tasks/{id}/run"},
+		"routes":      []string{"GET /api/v1/tasks", "GET /api/v1/tasks/{id}", "PATCH /api/v1/tasks/{id}", "POST /api/v1/tasks/{id}/run"},
 	})
+}
+
+func fetchTool(name string, annotations map[string]bool) map[string]any {
+	return map[string]any{
+		"name": name, "description": "Calls the API once per path.",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},` +
+			`"paths":{"type":"array","items":{"type":"string"}},"body":{"type":"string"}},"required":["paths"]}`),
+		"annotations": annotations, "access": rawabi.Access("member", "read"),
+	}
+}
+
+// opAPI makes the api() call the config key "op_api" names, if any, and
+// describes its answer: " api=STATUS BODY".
+func opAPI() string {
+	spec, ok := rawabi.Config("op_api")
+	if !ok {
+		return ""
+	}
+	method, path, _ := strings.Cut(spec, " ")
+	status, body := rawabi.API(method, path, nil)
+	return " api=" + strconv.Itoa(status) + " " + string(body)
 }
 
 //go:wasmexport kadu_handle
@@ -84,18 +114,20 @@ func handle(n int32) int32 {
 		return callTool(inv)
 	case "resources/read":
 		return rawabi.JSON(rawabi.StatusOK, map[string]any{"contents": []any{
-			map[string]string{"uri": inv.Params.URI, "mimeType": "text/plain", "text": "read " + inv.Params.URI + " at " + version},
+			map[string]string{"uri": inv.Params.URI, "mimeType": "text/plain", "text": "read " + inv.Params.URI + " at " + version + opAPI()},
 		}})
 	case "prompts/get":
 		var args map[string]string
 		_ = json.Unmarshal(inv.Params.Arguments, &args)
 		return rawabi.JSON(rawabi.StatusOK, map[string]any{"description": "greeting", "messages": []any{
-			map[string]any{"role": "user", "content": map[string]string{"type": "text", "text": "Hello, " + args["who"]}},
+			map[string]any{"role": "user", "content": map[string]string{"type": "text", "text": "Hello, " + args["who"] + opAPI()}},
 		}})
 	case "completion/complete":
-		return rawabi.JSON(rawabi.StatusOK, map[string]any{"completion": map[string]any{
-			"values": []string{inv.Params.Argument.Value + "-1", inv.Params.Argument.Value + "-2"},
-		}})
+		values := []string{inv.Params.Argument.Value + "-1", inv.Params.Argument.Value + "-2"}
+		if a := opAPI(); a != "" {
+			values = append(values, a)
+		}
+		return rawabi.JSON(rawabi.StatusOK, map[string]any{"completion": map[string]any{"values": values}})
 	}
 	return rawabi.JSON(rawabi.StatusProtocol, map[string]any{"code": -32602, "message": "unknown op " + inv.Op})
 }
@@ -112,7 +144,7 @@ func callTool(inv *rawabi.Invocation) int32 {
 		}
 		_ = json.Unmarshal(inv.Params.Arguments, &args)
 		return rawabi.JSON(rawabi.StatusOK, rawabi.Text(args.Text, map[string]string{"text": args.Text, "version": version}))
-	case "fetch":
+	case "fetch", "fetch_write", "fetch_destructive":
 		var args struct {
 			Method string   `json:"method"`
 			Paths  []string `json:"paths"`
