@@ -76,6 +76,7 @@ type DB struct {
 	driver string
 	writer *sql.DB // one connection on SQLite
 	reader *sql.DB // == writer on PostgreSQL
+	health *health // storage-unavailable failures of writes, for Ready
 }
 
 // Open connects to the database Options name, applies pending migrations and
@@ -94,12 +95,12 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		closeBoth(writer, reader)
 		return nil, err
 	}
-	db := &DB{driver: opts.Driver, writer: writer, reader: reader}
+	db := &DB{driver: opts.Driver, writer: writer, reader: reader, health: &health{now: time.Now}}
 	db.ops = ops{
 		d:     d,
 		now:   opts.Now,
 		read:  reader,
-		write: writer,
+		write: trackedWriter{writer, db.health},
 		inTx: func(ctx context.Context, fn func(q querier) error) error {
 			return db.withTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
 		},
@@ -171,7 +172,13 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	})
 }
 
-func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+// withTx runs fn in a transaction on the writer; an error that says the
+// storage is unavailable marks the DB's health (Ready).
+func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.health.observe(db.runTx(ctx, fn))
+}
+
+func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	sqlTx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
