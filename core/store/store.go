@@ -36,6 +36,12 @@ type Options struct {
 	// Logger receives migration progress. Default: discard.
 	Logger *slog.Logger
 
+	// SecretKeys encrypts webhook secrets and idempotency records at rest
+	// (see SecretKeys); Open encrypts the rows still in clear, and those
+	// under a former key, with its first key. core/app always sets it. Nil
+	// stores secrets in clear: for tests only.
+	SecretKeys *SecretKeys
+
 	// Now is the clock for created_at, updated_at and the like. Times are
 	// stored in UTC with microsecond precision. Default time.Now.
 	Now func() time.Time
@@ -99,11 +105,16 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	db.ops = ops{
 		d:     d,
 		now:   opts.Now,
+		keys:  opts.SecretKeys,
 		read:  reader,
 		write: trackedWriter{writer, db.health},
 		inTx: func(ctx context.Context, fn func(q querier) error) error {
 			return db.withTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
 		},
+	}
+	if err := db.resealWebhookSecrets(ctx, opts.Logger); err != nil {
+		closeBoth(writer, reader)
+		return nil, err
 	}
 	return db, nil
 }
@@ -164,6 +175,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		tx.ops = ops{
 			d:     db.d,
 			now:   db.now,
+			keys:  db.keys,
 			read:  sqlTx,
 			write: sqlTx,
 			inTx:  func(_ context.Context, fn func(q querier) error) error { return fn(sqlTx) },
@@ -228,6 +240,7 @@ type querier interface {
 type ops struct {
 	d     dialect
 	now   func() time.Time
+	keys  *SecretKeys // nil: secrets stored in clear (tests)
 	read  querier // single reads: the reader pool, or the transaction
 	write querier // single-statement writes: the writer, or the transaction
 	// inTx runs fn in a transaction: a new one on the writer for DB, the
