@@ -241,8 +241,8 @@ type ops struct {
 	d     dialect
 	now   func() time.Time
 	keys  *SecretKeys // nil: secrets stored in clear (tests)
-	read  querier // single reads: the reader pool, or the transaction
-	write querier // single-statement writes: the writer, or the transaction
+	read  querier     // single reads: the reader pool, or the transaction
+	write querier     // single-statement writes: the writer, or the transaction
 	// inTx runs fn in a transaction: a new one on the writer for DB, the
 	// current one for Tx.
 	inTx func(ctx context.Context, fn func(q querier) error) error
