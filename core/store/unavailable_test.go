@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/kobana/kadu/core/blob"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -187,3 +189,28 @@ func TestSQLiteFileModes(t *testing.T) {
 }
 
 func sleep() { time.Sleep(100 * time.Millisecond) }
+
+// TestBlobDiskFull writes a local blob into a real full file system (a
+// 1 MiB tmpfs; mounting needs root, as in CI) and checks that the error
+// core/blob returns classifies as disk_full, so the API answers 503.
+func TestBlobDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root (CI runs as root)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+	ctx := context.Background()
+	b, err := blob.Open(ctx, blob.Options{URL: "file://" + dir, PublicURL: "http://127.0.0.1:1/blobs",
+		SigningKey: []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	err = b.WriteAll(ctx, "org_full/file_1", "text/csv", bytes.Repeat([]byte("x"), 2<<20))
+	if store.Classify(err) != store.KindDiskFull {
+		t.Fatalf("writing 2 MiB into a 1 MiB file system: %v (kind %q); want disk_full", err, store.Classify(err))
+	}
+}
