@@ -7,6 +7,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/kobana/kadu/core/store"
 )
 
 // Problem is one entry of an API error body (SPEC §7.3).
@@ -121,6 +123,13 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		case errors.As(err, &ae):
 		case errors.As(err, &he):
 			ae = fromEcho(he)
+		case store.Unavailable(err):
+			// Not a bug: the disk is full or the database unreachable. The
+			// log line is throttled (store.ThrottleHandler) by its kind.
+			log.WarnContext(c.Request().Context(), "api: storage unavailable",
+				slog.String("request_id", requestID(c)), slog.String("path", c.Path()),
+				slog.String("kind", store.Classify(err)), slog.Any("error", err))
+			ae = errStorageUnavailable()
 		default:
 			log.ErrorContext(c.Request().Context(), "api: internal error",
 				slog.String("request_id", requestID(c)), slog.String("path", c.Path()), slog.Any("error", err))
@@ -134,6 +143,25 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		}
 		_ = c.JSON(ae.Status, ae.body(requestID(c)))
 	}
+}
+
+// storageRetryAfter is the Retry-After of a 503 for unavailable storage: a
+// full disk or a database restart is not fixed in a second, and clients
+// retrying every second would only add load.
+const storageRetryAfter = 30
+
+// errStorageUnavailable answers a request whose write (or read) the storage
+// could not take: 503 unavailable with Retry-After (SPEC §7.3, §11) and the
+// reason "store_unavailable", the word SPEC §11 uses on the MCP endpoint.
+// The idempotency key, if any, is released as for every 5xx, so the same
+// request with the same key may be sent again after Retry-After.
+func errStorageUnavailable() *Error {
+	e := problem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
+		"Kadu's storage could not take this request right now (for example, its disk is full).",
+		"Retry the same request, with the same idempotency_key, after Retry-After seconds; if it keeps failing, tell the operator of this Kadu server.")
+	e.RetryAfter = storageRetryAfter
+	e.Problems[0].Extra = map[string]any{"reason": "store_unavailable"}
+	return e
 }
 
 // setHeaders writes the headers every error response carries.

@@ -21,6 +21,7 @@ import (
 	"github.com/kobana/kadu/core/devauth"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/plugin"
+	"github.com/kobana/kadu/core/store"
 )
 
 // Options are the parts of an App that do not come from configuration.
@@ -69,6 +70,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	if log == nil {
 		log = newLogger(cfg.Log, os.Stderr)
 	}
+	// A full disk fails every write: one log line per kind every 10 s.
+	log = slog.New(store.ThrottleHandler(log.Handler(), 0))
 	a := &App{cfg: cfg, log: log, opts: opts, public: echo.New(), admin: http.NewServeMux()}
 	defer func() {
 		if err != nil {
@@ -159,6 +162,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		w.Header().Set("Cache-Control", "no-store")
 		if a.draining.Load() {
 			http.Error(w, "draining", http.StatusServiceUnavailable)
+			return
+		}
+		if err := a.backend.db.Ready(r.Context()); err != nil {
+			http.Error(w, "degraded: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = io.WriteString(w, "ready\n")

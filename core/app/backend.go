@@ -44,7 +44,11 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *
 	if b.key, err = signingKey(cfg); err != nil {
 		return nil, err
 	}
-	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log})
+	keys, err := secretKeys(cfg, b.key)
+	if err != nil {
+		return nil, err
+	}
+	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log, SecretKeys: keys})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
 	}
@@ -215,6 +219,28 @@ func (a queueAdapter) EnqueueReplay(ctx context.Context, tx *store.Tx, orgID, de
 
 func (a queueAdapter) Emit(ctx context.Context, tx *store.Tx, orgID, code string, object json.RawMessage) error {
 	return a.q.Emit(ctx, tx, orgID, code, object)
+}
+
+// secretKeys encrypts the secrets the store keeps: under the master key,
+// decrypting also under api.previous_signing_keys and, once api.signing_key
+// is set, under the random key a single node generated before it was.
+func secretKeys(cfg *config.Config, master []byte) (*store.SecretKeys, error) {
+	masters := [][]byte{master}
+	for _, k := range cfg.API.PreviousSigningKeyList() {
+		masters = append(masters, []byte(k))
+	}
+	if cfg.API.SigningKey != "" && cfg.DataDir != "" {
+		if b, err := os.ReadFile(filepath.Join(cfg.DataDir, "api", "signing-key")); err == nil {
+			if key, err := base64.StdEncoding.DecodeString(string(b)); err == nil && len(key) >= 32 {
+				masters = append(masters, key)
+			}
+		}
+	}
+	keys, err := store.NewSecretKeys(masters...)
+	if err != nil {
+		return nil, fmt.Errorf("api.previous_signing_keys: %w", err)
+	}
+	return keys, nil
 }
 
 // signingKey is api.signing_key, or on a single node a random key kept in

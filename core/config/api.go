@@ -1,5 +1,7 @@
 package config
 
+import "strings"
+
 // API configures the REST API at /api/v1.
 type API struct {
 	// SigningKey signs the API's opaque cursors. Every replica must use the
@@ -7,6 +9,26 @@ type API struct {
 	// characters. Empty (the default, single node only): a random key is
 	// generated into <data_dir>/api/signing-key on first start.
 	SigningKey Secret `koanf:"signing_key"`
+
+	// PreviousSigningKeys are former signing keys, comma-separated, at least
+	// 32 characters each: they only decrypt what the store encrypted under
+	// them (webhook secrets, idempotency records). To rotate signing_key,
+	// move the old value here; at start every webhook secret is encrypted
+	// again under the new key, and after 24 h (the life of idempotency
+	// records) the old value may be removed. Default empty. Prints redacted.
+	PreviousSigningKeys Secret `koanf:"previous_signing_keys"`
+}
+
+// PreviousSigningKeyList returns api.previous_signing_keys split at commas,
+// empty entries dropped. The values are secrets: never log them.
+func (a API) PreviousSigningKeyList() []string {
+	var out []string
+	for _, k := range strings.Split(a.PreviousSigningKeys.Reveal(), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // validate checks the api section.
@@ -17,5 +39,10 @@ func (a API) validate(p *problems, driver string) {
 			"(at least 32 random characters, e.g. from `openssl rand -base64 48`)")
 	case a.SigningKey != "" && len(a.SigningKey.Reveal()) < 32:
 		p.add("api.signing_key", "is too short (want at least 32 characters); the value is not shown")
+	}
+	for i, k := range a.PreviousSigningKeyList() {
+		if len(k) < 32 {
+			p.add("api.previous_signing_keys", "entry %d is too short (want at least 32 characters); the value is not shown", i)
+		}
 	}
 }

@@ -466,7 +466,7 @@ func TestBindFlag(t *testing.T) {
 func TestSchemaKeys(t *testing.T) {
 	t.Parallel()
 	want := []string{
-		"addr", "admin_addr", "api.signing_key",
+		"addr", "admin_addr", "api.previous_signing_keys", "api.signing_key",
 		"auth.algorithms", "auth.audiences",
 		"auth.dev.access_token_ttl", "auth.dev.default_org", "auth.dev.default_role", "auth.dev.default_subject", "auth.dev.refresh_token_ttl",
 		"auth.issuer", "auth.jwks_url", "auth.max_token_lifetime", "auth.org_claim", "auth.require_at_jwt", "auth.role_claim", "auth.scope_claim",

@@ -108,6 +108,9 @@ func TestValidate(t *testing.T) {
 			c.API.SigningKey = "0123456789abcdef0123456789abcdef"
 		}},
 		{name: "short signing key", mutate: func(c *Config) { c.API.SigningKey = "short" }, wantKey: "api.signing_key", wantMsg: "too short"},
+		{name: "short previous signing key", mutate: func(c *Config) {
+			c.API.PreviousSigningKeys = "0123456789abcdef0123456789abcdef-old, short"
+		}, wantKey: "api.previous_signing_keys", wantMsg: "entry 1 is too short"},
 		{name: "addr without port", mutate: func(c *Config) { c.Addr = "localhost" }, wantKey: "addr", wantMsg: "host:port"},
 		{name: "addr port out of range", mutate: func(c *Config) { c.Addr = "127.0.0.1:99999" }, wantKey: "addr", wantMsg: "0 to 65535"},
 		{name: "addr port not a number", mutate: func(c *Config) { c.Addr = "127.0.0.1:http" }, wantKey: "addr", wantMsg: "0 to 65535"},

@@ -5,8 +5,11 @@
 // It owns: the schema and its goose migrations (one directory per dialect,
 // embedded), the SQL both back-ends share, the execution state machine
 // (Transition applies AllowedTransitions atomically), Stripe-style
-// idempotency records, soft delete and the purge of soft-deleted rows, and
-// prefixed UUIDv7 identifiers (NewID).
+// idempotency records, soft delete and the purge of soft-deleted rows,
+// prefixed UUIDv7 identifiers (NewID), the encryption at rest of webhook
+// secrets and idempotency records (SecretKeys), and telling storage that is
+// full or unreachable from other failures (Classify, ErrUnavailable, Ready,
+// ThrottleHandler).
 //
 // Every method that reads or writes an organisation's rows takes the
 // organisation id first after the context and scopes every statement by it.

@@ -85,7 +85,7 @@ func (o *ops) BeginIdempotent(ctx context.Context, orgID, key, method, route, di
 			return rec, nil
 		}
 
-		cur, err := getIdempotency(ctx, o.write, orgID, key)
+		cur, err := o.getIdempotency(ctx, o.write, orgID, key)
 		if errors.Is(err, ErrNotFound) {
 			continue // abandoned or purged meanwhile
 		}
@@ -120,13 +120,22 @@ func (o *ops) BeginIdempotent(ctx context.Context, orgID, key, method, route, di
 }
 
 // CompleteIdempotent stores the response of the request that owns key, for
-// replays. A key not in flight is ErrNotFound.
+// replays. A key not in flight is ErrNotFound. The body is encrypted with
+// the DB's SecretKeys: a response may carry a secret shown once (a webhook's
+// signing secret), and the record repeats it to a replay for 24 h.
 func (o *ops) CompleteIdempotent(ctx context.Context, orgID, key string, status int, body []byte) error {
 	if err := checkOrg(orgID); err != nil {
 		return err
 	}
 	if body == nil {
 		body = []byte{}
+	}
+	if o.keys != nil {
+		sealed, err := o.keys.seal(body, idempotencyAAD(orgID, key))
+		if err != nil {
+			return err
+		}
+		body = []byte(sealed)
 	}
 	res, err := o.write.ExecContext(ctx, `UPDATE idempotency_keys SET state = $3, response_status = $4, response_body = $5
 		WHERE org_id = $1 AND key = $2 AND state = $6`,
@@ -158,7 +167,10 @@ func (o *ops) PurgeIdempotency(ctx context.Context, before time.Time) (int64, er
 	return n, nil
 }
 
-func getIdempotency(ctx context.Context, q querier, orgID, key string) (IdempotencyRecord, error) {
+// idempotencyAAD binds an encrypted response body to its record.
+func idempotencyAAD(orgID, key string) string { return "idempotency_keys/" + orgID + "/" + key }
+
+func (o *ops) getIdempotency(ctx context.Context, q querier, orgID, key string) (IdempotencyRecord, error) {
 	r := IdempotencyRecord{OrgID: orgID, Key: key}
 	var status sql.NullInt64
 	err := q.QueryRowContext(ctx, `SELECT method, route, digest, state, response_status, response_body, created_at
@@ -171,6 +183,16 @@ func getIdempotency(ctx context.Context, q querier, orgID, key string) (Idempote
 		return IdempotencyRecord{}, fmt.Errorf("reading idempotency key %q: %w", key, err)
 	}
 	r.ResponseStatus = int(status.Int64)
+	if isSealed(string(r.ResponseBody)) {
+		if o.keys == nil {
+			return IdempotencyRecord{}, fmt.Errorf("idempotency key %q: response is encrypted, but the store was opened without SecretKeys", key)
+		}
+		plain, _, err := o.keys.open(string(r.ResponseBody), idempotencyAAD(orgID, key))
+		if err != nil {
+			return IdempotencyRecord{}, fmt.Errorf("idempotency key %q: %w", key, err)
+		}
+		r.ResponseBody = plain
+	}
 	return r, nil
 }
 

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,6 +34,9 @@ func openSQLite(ctx context.Context, opts Options) (writer, reader *sql.DB, err 
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("store: sqlite directory: %w", err)
+	}
+	if err := privateSQLiteFiles(path, opts.Logger); err != nil {
+		return nil, nil, err
 	}
 
 	// The driver's shorthand keys, so that a _pragma in the DSN can still
@@ -142,4 +148,39 @@ func withDefaults(params url.Values, defaults map[string]string) url.Values {
 func sqliteURI(path string, q url.Values) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()
+}
+
+// privateSQLiteFiles makes the database file, before SQLite opens it, and
+// its -wal, -shm and -journal companions readable by the owner only: they
+// hold every organisation's data. SQLite creates the companions with the
+// database file's mode, so creating that one 0600 is enough for a new
+// database; files of an older start (made 0644 under the usual umask) are
+// tightened, with a warning.
+func privateSQLiteFiles(path string, log *slog.Logger) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("store: creating sqlite database %s: %w", path, err)
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("store: creating sqlite database %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("store: sqlite file %s: %w", p, err)
+		}
+		if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(p, fi.Mode().Perm()&0o600); err != nil {
+			return fmt.Errorf("store: sqlite file %s is readable by others (%v) and could not be restricted: %w", p, fi.Mode().Perm(), err)
+		}
+		log.Warn("store: sqlite file was readable by other users; restricted to its owner",
+			slog.String("file", p), slog.String("was", fi.Mode().Perm().String()), slog.String("now", (fi.Mode().Perm()&0o600).String()))
+	}
+	return nil
 }

@@ -36,6 +36,12 @@ type Options struct {
 	// Logger receives migration progress. Default: discard.
 	Logger *slog.Logger
 
+	// SecretKeys encrypts webhook secrets and idempotency records at rest
+	// (see SecretKeys); Open encrypts the rows still in clear, and those
+	// under a former key, with its first key. core/app always sets it. Nil
+	// stores secrets in clear: for tests only.
+	SecretKeys *SecretKeys
+
 	// Now is the clock for created_at, updated_at and the like. Times are
 	// stored in UTC with microsecond precision. Default time.Now.
 	Now func() time.Time
@@ -76,6 +82,7 @@ type DB struct {
 	driver string
 	writer *sql.DB // one connection on SQLite
 	reader *sql.DB // == writer on PostgreSQL
+	health *health // storage-unavailable failures of writes, for Ready
 }
 
 // Open connects to the database Options name, applies pending migrations and
@@ -94,15 +101,20 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		closeBoth(writer, reader)
 		return nil, err
 	}
-	db := &DB{driver: opts.Driver, writer: writer, reader: reader}
+	db := &DB{driver: opts.Driver, writer: writer, reader: reader, health: &health{now: time.Now}}
 	db.ops = ops{
 		d:     d,
 		now:   opts.Now,
+		keys:  opts.SecretKeys,
 		read:  reader,
-		write: writer,
+		write: trackedWriter{writer, db.health},
 		inTx: func(ctx context.Context, fn func(q querier) error) error {
 			return db.withTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
 		},
+	}
+	if err := db.resealWebhookSecrets(ctx, opts.Logger); err != nil {
+		closeBoth(writer, reader)
+		return nil, err
 	}
 	return db, nil
 }
@@ -163,6 +175,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		tx.ops = ops{
 			d:     db.d,
 			now:   db.now,
+			keys:  db.keys,
 			read:  sqlTx,
 			write: sqlTx,
 			inTx:  func(_ context.Context, fn func(q querier) error) error { return fn(sqlTx) },
@@ -171,7 +184,13 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	})
 }
 
-func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+// withTx runs fn in a transaction on the writer; an error that says the
+// storage is unavailable marks the DB's health (Ready).
+func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.health.observe(db.runTx(ctx, fn))
+}
+
+func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	sqlTx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
@@ -221,8 +240,9 @@ type querier interface {
 type ops struct {
 	d     dialect
 	now   func() time.Time
-	read  querier // single reads: the reader pool, or the transaction
-	write querier // single-statement writes: the writer, or the transaction
+	keys  *SecretKeys // nil: secrets stored in clear (tests)
+	read  querier     // single reads: the reader pool, or the transaction
+	write querier     // single-statement writes: the writer, or the transaction
 	// inTx runs fn in a transaction: a new one on the writer for DB, the
 	// current one for Tx.
 	inTx func(ctx context.Context, fn func(q querier) error) error

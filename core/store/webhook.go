@@ -14,8 +14,9 @@ import (
 // (SPEC §7.1, §7.5). It is not a wire type: core/api renders it, without the
 // secrets. Values returned by the store belong to the caller.
 //
-// Secret and PreviousSecret are stored as given, in plain text, because the
-// worker signs every delivery with them. Never log a Webhook with %v: its
+// Secret and PreviousSecret are in clear here, because the worker signs
+// every delivery with them; in the database they are encrypted with the
+// DB's SecretKeys (Options.SecretKeys). Never log a Webhook with %v: its
 // LogValue leaves the secrets out, fmt does not.
 type Webhook struct {
 	ID          string
@@ -104,6 +105,30 @@ func scanWebhook(s scanner) (Webhook, error) {
 	return w, err
 }
 
+// webhookAAD binds an encrypted secret to its row and column.
+func webhookAAD(id, column string) string { return "webhooks/" + id + "/" + column }
+
+// openSecrets decrypts w's secrets as scanned.
+func (o *ops) openSecrets(w *Webhook) error {
+	var err1, err2 error
+	w.Secret, err1 = o.keys.openString(w.Secret, webhookAAD(w.ID, "secret"))
+	w.PreviousSecret, err2 = o.keys.openString(w.PreviousSecret, webhookAAD(w.ID, "previous_secret"))
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("webhook %s: %w", w.ID, err)
+	}
+	return nil
+}
+
+// sealedSecrets returns w's secrets as they are stored.
+func (o *ops) sealedSecrets(w Webhook) (secret, previous string, err error) {
+	secret, err = o.keys.sealString(w.Secret, webhookAAD(w.ID, "secret"))
+	if err != nil {
+		return "", "", err
+	}
+	previous, err = o.keys.sealString(w.PreviousSecret, webhookAAD(w.ID, "previous_secret"))
+	return secret, previous, err
+}
+
 // CreateWebhook stores a new enabled webhook for orgID from w's URL,
 // Description, EventCodes and Secret (core/api validates them and makes the
 // secret). The store sets everything else and returns the stored webhook.
@@ -135,7 +160,11 @@ func (o *ops) CreateWebhook(ctx context.Context, orgID string, w Webhook, limit 
 	if out.EventCodes == nil {
 		out.EventCodes = []string{}
 	}
-	err := o.inTx(ctx, func(q querier) error {
+	sealed, _, err := o.sealedSecrets(out)
+	if err != nil {
+		return Webhook{}, err
+	}
+	err = o.inTx(ctx, func(q querier) error {
 		if limit >= 0 {
 			// As in StartExecution: a no-op update locks the organisation's
 			// row on PostgreSQL until the transaction ends.
@@ -153,7 +182,7 @@ func (o *ops) CreateWebhook(ctx context.Context, orgID string, w Webhook, limit 
 		}
 		_, err := q.ExecContext(ctx, `INSERT INTO webhooks (id, org_id, url, description, event_codes, status,
 			secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-			out.ID, orgID, out.URL, out.Description, mustJSON(out.EventCodes), string(out.Status), out.Secret,
+			out.ID, orgID, out.URL, out.Description, mustJSON(out.EventCodes), string(out.Status), sealed,
 			o.d.timeArg(now))
 		if err != nil {
 			return fmt.Errorf("creating webhook: %w", err)
@@ -189,7 +218,11 @@ func (o *ops) GetWebhook(ctx context.Context, orgID, id string) (Webhook, error)
 	if err := checkOrg(orgID); err != nil {
 		return Webhook{}, err
 	}
-	return getWebhook(ctx, o.read, orgID, id)
+	w, err := getWebhook(ctx, o.read, orgID, id)
+	if err != nil {
+		return Webhook{}, err
+	}
+	return w, o.openSecrets(&w)
 }
 
 func getWebhook(ctx context.Context, q querier, orgID, id string) (Webhook, error) {
@@ -216,7 +249,13 @@ func (o *ops) ListWebhooks(ctx context.Context, orgID string, p ListParams) (Pag
 	}
 	limit := clampLimit(p.Limit)
 	query := `SELECT ` + webhookColumns + ` FROM webhooks` + where(conds) + ` ORDER BY id DESC LIMIT ` + a.add(limit+1)
-	return listPage(ctx, o.read, query, a, limit, scanWebhook)
+	pg, err := listPage(ctx, o.read, query, a, limit, scanWebhook)
+	for i := range pg.Items {
+		if err == nil {
+			err = o.openSecrets(&pg.Items[i])
+		}
+	}
+	return pg, err
 }
 
 // UpdateWebhook applies patch to the webhook id of orgID and returns the
@@ -300,6 +339,9 @@ func (o *ops) DisableWebhook(ctx context.Context, orgID, id, reason string) (Web
 		if err != nil {
 			return fmt.Errorf("disabling webhook %s: %w", id, err)
 		}
+		if err := o.openSecrets(&w); err != nil {
+			return err
+		}
 		out = w
 		return o.cancelPending(ctx, q, orgID, id, now)
 	})
@@ -343,16 +385,23 @@ func (o *ops) mutateWebhook(ctx context.Context, orgID, id string, fn func(w *We
 		if err != nil {
 			return fmt.Errorf("updating webhook %s: %w", id, err)
 		}
+		if err := o.openSecrets(&w); err != nil {
+			return err
+		}
 		fn(&w, now)
 		if w.EventCodes == nil {
 			w.EventCodes = []string{}
+		}
+		secret, previous, err := o.sealedSecrets(w)
+		if err != nil {
+			return err
 		}
 		_, err = q.ExecContext(ctx, `UPDATE webhooks SET url = $3, description = $4, event_codes = $5, status = $6,
 			disabled_reason = $7, secret = $8, previous_secret = $9, previous_secret_expires_at = $10,
 			failing_since = $11
 			WHERE org_id = $1 AND id = $2`,
 			orgID, id, w.URL, w.Description, mustJSON(w.EventCodes), string(w.Status),
-			nullStringArg(w.DisabledReason), w.Secret, nullStringArg(w.PreviousSecret),
+			nullStringArg(w.DisabledReason), secret, nullStringArg(previous),
 			o.d.nullTimeArg(w.PreviousSecretExpiresAt), o.d.nullTimeArg(w.FailingSince))
 		if err != nil {
 			return fmt.Errorf("updating webhook %s: %w", id, err)

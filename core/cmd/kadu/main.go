@@ -23,6 +23,7 @@ import (
 var version = "dev"
 
 func main() {
+	privateUmask()
 	root := newRootCmd(deps{
 		version: buildVersion(),
 		run:     app.Run,
