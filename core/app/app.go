@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/kadu/core/confirm"
 	"github.com/kobana/kadu/core/devauth"
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/origin"
 	"github.com/kobana/kadu/core/plugin"
 )
 
@@ -108,7 +109,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		a.public.Any(blobsPath+"/*", echo.WrapHandler(a.backend.blobs.Handler()))
 	}
 
-	origins, err := mcp.NewOriginPolicy(cfg.PublicOrigin(), cfg.Loopback())
+	origins, err := origin.NewPolicy(cfg.PublicOrigin(), cfg.Loopback())
 	if err != nil {
 		return nil, fmt.Errorf("public_url: %w", err)
 	}
@@ -135,7 +136,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		return nil, fmt.Errorf("confirm: %w", err)
 	}
 	catalog = a.confirm
-	if err := a.mountApprovalPage(verifier, origins); err != nil {
+	approvals, err := a.mountApprovalPage(verifier, origins)
+	if err != nil {
 		return nil, err
 	}
 	engine, err := mcp.New(mcp.Options{
@@ -149,7 +151,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	if err != nil {
 		return nil, err
 	}
-	a.public.Any(cfg.MCPPath, echo.WrapHandler(a.unlessDraining(engine)))
+	a.public.Any(cfg.MCPPath, echo.WrapHandler(engine))
+	// One guard and one drain answer in front of every route (edge.go).
+	g := &edge{origins: origins, mcpPath: cfg.MCPPath, engine: engine, page: approvals, draining: a.draining.Load, log: log}
+	a.public.Pre(g.middleware)
 
 	a.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -216,11 +221,14 @@ func newDevAuth(cfg *config.Config, log *slog.Logger, autoApprove bool) (*devaut
 		DataDir:         cfg.DataDir,
 		DefaultOrg:      cfg.Auth.Dev.DefaultOrg,
 		DefaultRole:     auth.Role(cfg.Auth.Dev.DefaultRole),
-		DefaultSubject:  cfg.Auth.Dev.DefaultSubject,
-		AccessTokenTTL:  cfg.Auth.Dev.AccessTokenTTL,
-		RefreshTokenTTL: cfg.Auth.Dev.RefreshTokenTTL,
-		AutoApprove:     autoApprove,
-		Logger:          log,
+		// Off unless configured: registering a client must not be enough
+		// for a token (devauth RATIONALE.md).
+		ClientCredentialsRole: auth.Role(cfg.Auth.Dev.ClientCredentialsRole),
+		DefaultSubject:        cfg.Auth.Dev.DefaultSubject,
+		AccessTokenTTL:        cfg.Auth.Dev.AccessTokenTTL,
+		RefreshTokenTTL:       cfg.Auth.Dev.RefreshTokenTTL,
+		AutoApprove:           autoApprove,
+		Logger:                log,
 	})
 }
 
@@ -242,22 +250,6 @@ func (a *App) Handler() http.Handler { return a.public }
 
 // AdminHandler is the admin listener's handler: /healthz and /readyz.
 func (a *App) AdminHandler() http.Handler { return a.admin }
-
-// unlessDraining answers 503 with Retry-After while the server shuts down
-// (SPEC §11), so a load balancer moves the client to another replica.
-func (a *App) unlessDraining(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.draining.Load() {
-			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-31503,"message":"Service unavailable","data":{"retry_after_seconds":1,"reason":"draining"}}}`+"\n")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
 
 // httpError renders Echo's own errors (unknown route, 405 on a route) as
 // JSON without leaking internals.
