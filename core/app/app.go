@@ -42,7 +42,17 @@ type Options struct {
 	// authorization server without its consent page. Tests only: it is not
 	// reachable from configuration.
 	DevAuthAutoApprove bool
+	// SkipDrain, when closed, ends a drain delay in progress at once (kadu
+	// serve closes it on a second signal). Nil: the delay runs its course.
+	SkipDrain <-chan struct{}
 }
+
+// ErrTerminated, as the cause of Serve's context (context.WithCancelCause),
+// asks for the stop of a rolling restart: first http.drain_delay, during
+// which the listener keeps accepting and answers 503 with Retry-After while
+// /readyz fails, then the graceful shutdown. kadu serve cancels with it on
+// SIGTERM. Any other end of the context (SIGINT, a test) skips the delay.
+var ErrTerminated = errors.New("terminated: draining before shutdown")
 
 // App is a wired Kadu server. Build it with New, then Serve it or use its
 // handlers directly (tests). Safe for concurrent use.
@@ -269,8 +279,11 @@ func (a *App) httpError(err error, c echo.Context) {
 }
 
 // Serve listens on the public and admin addresses until ctx is done, then
-// drains: readiness turns false, new MCP requests get 503, in-flight
-// requests finish within http.shutdown_timeout.
+// drains: readiness turns false and every public route answers 503 with
+// Retry-After — for http.drain_delay with the listener still accepting, if
+// ctx ended with cause ErrTerminated —, then the listener closes, in-flight
+// requests finish within http.shutdown_timeout and running executions go
+// back to the queue.
 func (a *App) Serve(ctx context.Context, stdout io.Writer) error {
 	pub, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
@@ -327,6 +340,15 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 	case serveErr = <-errc:
 	}
 	a.draining.Store(true)
+	if serveErr == nil && errors.Is(context.Cause(ctx), ErrTerminated) && h.DrainDelay > 0 {
+		// Keep accepting, so that a load balancer that has not yet seen
+		// /readyz fail gets 503 + Retry-After, never a refused connection;
+		// without keep-alive, each client's next request opens a new
+		// connection, which the balancer sends elsewhere.
+		public.SetKeepAlivesEnabled(false)
+		a.log.Info("draining: answering 503 until the listener closes", slog.Duration("drain_delay", h.DrainDelay))
+		serveErr = a.waitDrain(h.DrainDelay, errc)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), h.ShutdownTimeout)
 	defer cancel()
 	err := errors.Join(public.Shutdown(sctx), admin.Shutdown(sctx))
@@ -338,6 +360,21 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 	}
 	a.log.Info("stopped")
 	return err
+}
+
+// waitDrain waits out the drain delay, or less if Options.SkipDrain closes
+// or a listener fails.
+func (a *App) waitDrain(d time.Duration, errc <-chan error) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-a.opts.SkipDrain:
+		a.log.Info("draining: delay cut short")
+	case err := <-errc:
+		return err
+	}
+	return nil
 }
 
 // Run builds Kadu from cfg and serves it until ctx is done.
