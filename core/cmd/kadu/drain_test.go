@@ -170,3 +170,30 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestServeStopsAtOnceOnSIGINT: Ctrl-C is a person at a terminal, not an
+// orchestrator; with a drain delay of 10 minutes configured, SIGINT still
+// closes the listener and exits 0 without waiting for it.
+func TestServeStopsAtOnceOnSIGINT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts a server")
+	}
+	bin := buildKadu(t)
+	addr := freeAddr(t)
+	cfgFile := writeConfig(t, "log:\n  level: warn\nhttp:\n  drain_delay: 10m\n"+noBundles)
+	env := append(os.Environ(), "KADU_DATA_DIR="+t.TempDir())
+	cmd := serveProcess(t, bin, env, "", "serve", "--config", cfgFile, "--addr", addr, "--admin-addr", freeAddr(t))
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("kadu serve exited with %v, want 0", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("kadu serve still running 2m after SIGINT: it waited for the 10m drain delay")
+	}
+}
