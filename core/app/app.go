@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/kadu/core/confirm"
 	"github.com/kobana/kadu/core/devauth"
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/origin"
 	"github.com/kobana/kadu/core/plugin"
 	"github.com/kobana/kadu/core/store"
 )
@@ -42,7 +43,17 @@ type Options struct {
 	// authorization server without its consent page. Tests only: it is not
 	// reachable from configuration.
 	DevAuthAutoApprove bool
+	// SkipDrain, when closed, ends a drain delay in progress at once (kadu
+	// serve closes it on a second signal). Nil: the delay runs its course.
+	SkipDrain <-chan struct{}
 }
+
+// ErrTerminated, as the cause of Serve's context (context.WithCancelCause),
+// asks for the stop of a rolling restart: first http.drain_delay, during
+// which the listener keeps accepting and answers 503 with Retry-After while
+// /readyz fails, then the graceful shutdown. kadu serve cancels with it on
+// SIGTERM. Any other end of the context (SIGINT, a test) skips the delay.
+var ErrTerminated = errors.New("terminated: draining before shutdown")
 
 // App is a wired Kadu server. Build it with New, then Serve it or use its
 // handlers directly (tests). Safe for concurrent use.
@@ -111,7 +122,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		a.public.Any(blobsPath+"/*", echo.WrapHandler(a.backend.blobs.Handler()))
 	}
 
-	origins, err := mcp.NewOriginPolicy(cfg.PublicOrigin(), cfg.Loopback())
+	origins, err := origin.NewPolicy(cfg.PublicOrigin(), cfg.Loopback())
 	if err != nil {
 		return nil, fmt.Errorf("public_url: %w", err)
 	}
@@ -138,7 +149,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		return nil, fmt.Errorf("confirm: %w", err)
 	}
 	catalog = a.confirm
-	if err := a.mountApprovalPage(verifier, origins); err != nil {
+	approvals, err := a.mountApprovalPage(verifier, origins)
+	if err != nil {
 		return nil, err
 	}
 	engine, err := mcp.New(mcp.Options{
@@ -152,7 +164,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	if err != nil {
 		return nil, err
 	}
-	a.public.Any(cfg.MCPPath, echo.WrapHandler(a.unlessDraining(engine)))
+	a.public.Any(cfg.MCPPath, echo.WrapHandler(engine))
+	// One guard and one drain answer in front of every route (edge.go).
+	g := &edge{origins: origins, mcpPath: cfg.MCPPath, engine: engine, page: approvals, draining: a.draining.Load, log: log}
+	a.public.Pre(g.middleware)
 
 	a.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -223,11 +238,14 @@ func newDevAuth(cfg *config.Config, log *slog.Logger, autoApprove bool) (*devaut
 		DataDir:         cfg.DataDir,
 		DefaultOrg:      cfg.Auth.Dev.DefaultOrg,
 		DefaultRole:     auth.Role(cfg.Auth.Dev.DefaultRole),
-		DefaultSubject:  cfg.Auth.Dev.DefaultSubject,
-		AccessTokenTTL:  cfg.Auth.Dev.AccessTokenTTL,
-		RefreshTokenTTL: cfg.Auth.Dev.RefreshTokenTTL,
-		AutoApprove:     autoApprove,
-		Logger:          log,
+		// Off unless configured: registering a client must not be enough
+		// for a token (devauth RATIONALE.md).
+		ClientCredentialsRole: auth.Role(cfg.Auth.Dev.ClientCredentialsRole),
+		DefaultSubject:        cfg.Auth.Dev.DefaultSubject,
+		AccessTokenTTL:        cfg.Auth.Dev.AccessTokenTTL,
+		RefreshTokenTTL:       cfg.Auth.Dev.RefreshTokenTTL,
+		AutoApprove:           autoApprove,
+		Logger:                log,
 	})
 }
 
@@ -250,22 +268,6 @@ func (a *App) Handler() http.Handler { return a.public }
 // AdminHandler is the admin listener's handler: /healthz and /readyz.
 func (a *App) AdminHandler() http.Handler { return a.admin }
 
-// unlessDraining answers 503 with Retry-After while the server shuts down
-// (SPEC §11), so a load balancer moves the client to another replica.
-func (a *App) unlessDraining(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.draining.Load() {
-			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-31503,"message":"Service unavailable","data":{"retry_after_seconds":1,"reason":"draining"}}}`+"\n")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // httpError renders Echo's own errors (unknown route, 405 on a route) as
 // JSON without leaking internals.
 func (a *App) httpError(err error, c echo.Context) {
@@ -284,8 +286,11 @@ func (a *App) httpError(err error, c echo.Context) {
 }
 
 // Serve listens on the public and admin addresses until ctx is done, then
-// drains: readiness turns false, new MCP requests get 503, in-flight
-// requests finish within http.shutdown_timeout.
+// drains: readiness turns false and every public route answers 503 with
+// Retry-After — for http.drain_delay with the listener still accepting, if
+// ctx ended with cause ErrTerminated —, then the listener closes, in-flight
+// requests finish within http.shutdown_timeout and running executions go
+// back to the queue.
 func (a *App) Serve(ctx context.Context, stdout io.Writer) error {
 	pub, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
@@ -342,6 +347,15 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 	case serveErr = <-errc:
 	}
 	a.draining.Store(true)
+	if serveErr == nil && errors.Is(context.Cause(ctx), ErrTerminated) && h.DrainDelay > 0 {
+		// Keep accepting, so that a load balancer that has not yet seen
+		// /readyz fail gets 503 + Retry-After, never a refused connection;
+		// without keep-alive, each client's next request opens a new
+		// connection, which the balancer sends elsewhere.
+		public.SetKeepAlivesEnabled(false)
+		a.log.Info("draining: answering 503 until the listener closes", slog.Duration("drain_delay", h.DrainDelay))
+		serveErr = a.waitDrain(h.DrainDelay, errc)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), h.ShutdownTimeout)
 	defer cancel()
 	err := errors.Join(public.Shutdown(sctx), admin.Shutdown(sctx))
@@ -353,6 +367,21 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 	}
 	a.log.Info("stopped")
 	return err
+}
+
+// waitDrain waits out the drain delay, or less if Options.SkipDrain closes
+// or a listener fails.
+func (a *App) waitDrain(d time.Duration, errc <-chan error) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-a.opts.SkipDrain:
+		a.log.Info("draining: delay cut short")
+	case err := <-errc:
+		return err
+	}
+	return nil
 }
 
 // Run builds Kadu from cfg and serves it until ctx is done.

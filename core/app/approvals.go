@@ -6,7 +6,7 @@ import (
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/confirm/page"
 	"github.com/kobana/kadu/core/devauth"
-	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/origin"
 )
 
 // mountApprovalPage serves /approve/…, where a person approves a
@@ -14,7 +14,7 @@ import (
 // With the embedded issuer the page registers its own OAuth client
 // in-process; with auth.issuer it uses confirm.client_id, or registers
 // itself by dynamic client registration.
-func (a *App) mountApprovalPage(v *auth.Verifier, origins *mcp.OriginPolicy) error {
+func (a *App) mountApprovalPage(v *auth.Verifier, origins *origin.Policy) (*page.Page, error) {
 	cfg := a.cfg
 	opts := page.Options{
 		PublicURL:    cfg.PublicOrigin(),
@@ -37,15 +37,15 @@ func (a *App) mountApprovalPage(v *auth.Verifier, origins *mcp.OriginPolicy) err
 				RedirectURIs: []string{cfg.PublicOrigin() + "/approve/callback"},
 			})
 			if err != nil {
-				return fmt.Errorf("approval page: %w", err)
+				return nil, fmt.Errorf("approval page: %w", err)
 			}
 			opts.ClientID = cl.ID
 		}
 	}
 	p, err := page.New(opts)
 	if err != nil {
-		return fmt.Errorf("approval page: %w", err)
+		return nil, fmt.Errorf("approval page: %w", err)
 	}
 	p.Register(a.public)
-	return nil
+	return p, nil
 }

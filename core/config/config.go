@@ -72,7 +72,8 @@ type Log struct {
 	Format string `koanf:"format"`
 }
 
-// HTTP holds the timeouts of the public listener (Addr). All must be positive.
+// HTTP holds the timeouts of the public listener (Addr). All must be
+// positive, except DrainDelay, which may be 0.
 type HTTP struct {
 	// ReadHeaderTimeout bounds reading request headers. Default 5s.
 	ReadHeaderTimeout time.Duration `koanf:"read_header_timeout"`
@@ -91,6 +92,14 @@ type HTTP struct {
 	// ShutdownTimeout bounds graceful shutdown: in-flight requests get this
 	// long to finish after SIGINT/SIGTERM. Default 20s.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+
+	// DrainDelay is how long, after SIGTERM, the listener keeps accepting
+	// and answers every request 503 with Retry-After while /readyz fails,
+	// so that a load balancer takes the replica out before it closes (no
+	// connection is refused during a rolling restart). Then in-flight
+	// requests get ShutdownTimeout. SIGINT (Ctrl-C) and a second signal
+	// skip it. 0 closes at once; at most 10m. Default 5s.
+	DrainDelay time.Duration `koanf:"drain_delay"`
 }
 
 // Auth configures how access tokens are verified (SPEC §6).
@@ -157,6 +166,13 @@ type DevAuth struct {
 	// RefreshTokenTTL is the lifetime of issued refresh tokens. Default 720h
 	// (30 days).
 	RefreshTokenTTL time.Duration `koanf:"refresh_token_ttl"`
+
+	// ClientCredentialsRole turns the client_credentials grant on: any
+	// confidential client that registers gets tokens for DefaultOrg with
+	// this role (viewer, member, admin or owner), without a person's
+	// consent. Empty (default): the grant is refused, so registering a
+	// client alone never yields a token.
+	ClientCredentialsRole string `koanf:"client_credentials_role"`
 }
 
 // Defaults returns the embedded defaults. config/kadu.yaml spells out the
@@ -178,6 +194,7 @@ func Defaults() Config {
 			WriteTimeout:      60 * time.Second,
 			IdleTimeout:       120 * time.Second,
 			ShutdownTimeout:   20 * time.Second,
+			DrainDelay:        5 * time.Second,
 		},
 		Auth: Auth{
 			Audiences:        []string{},

@@ -36,6 +36,10 @@ var (
 	allowedLogFormats = []string{"json", "text"}
 )
 
+// maxDrainDelay bounds http.drain_delay: orchestrators kill a process that
+// takes much longer to stop (Kubernetes' default grace period is 30s).
+const maxDrainDelay = 10 * time.Minute
+
 // mcpPathRE: one or more "/segment", segments of URL-unreserved characters.
 var mcpPathRE = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
 
@@ -94,6 +98,9 @@ func (c *Config) Validate() error {
 	p.positive("http.write_timeout", c.HTTP.WriteTimeout)
 	p.positive("http.idle_timeout", c.HTTP.IdleTimeout)
 	p.positive("http.shutdown_timeout", c.HTTP.ShutdownTimeout)
+	if d := c.HTTP.DrainDelay; d < 0 || d > maxDrainDelay {
+		p.add("http.drain_delay", "%s is out of range: want 0 (close at once) to %s", d, maxDrainDelay)
+	}
 
 	p.auth(&c.Auth)
 	p.store(&c.Store)
@@ -148,6 +155,9 @@ func (p *problems) auth(a *Auth) {
 			d.AccessTokenTTL, a.MaxTokenLifetime)
 	}
 	p.positive("auth.dev.refresh_token_ttl", d.RefreshTokenTTL)
+	if d.ClientCredentialsRole != "" {
+		p.oneOf("auth.dev.client_credentials_role", d.ClientCredentialsRole, allowedRoles)
+	}
 }
 
 // hostPort checks a listen address "host:port" (host may be empty for all

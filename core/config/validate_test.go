@@ -93,6 +93,8 @@ func TestValidate(t *testing.T) {
 		{name: "IPv6 loopback addr", mutate: func(c *Config) { c.Addr = "[::1]:8080" }},
 		{name: "port 0 picks a free port", mutate: func(c *Config) { c.Addr = "127.0.0.1:0"; c.AdminAddr = "127.0.0.1:0" }},
 		{name: "http issuer on loopback", mutate: func(c *Config) { c.Auth.Issuer = "http://127.0.0.1:5556/dex" }},
+		{name: "dev client_credentials as viewer", mutate: func(c *Config) { c.Auth.Dev.ClientCredentialsRole = "viewer" }},
+		{name: "drain_delay 0 closes at once", mutate: func(c *Config) { c.HTTP.DrainDelay = 0 }},
 		{name: "public_url with one trailing slash", mutate: func(c *Config) { c.PublicURL = "http://localhost:8080/" }},
 		{name: "dev access ttl above cap is ignored with an issuer", mutate: func(c *Config) {
 			production(c)
@@ -159,6 +161,8 @@ func TestValidate(t *testing.T) {
 		{name: "write_timeout", mutate: func(c *Config) { c.HTTP.WriteTimeout = 0 }, wantKey: "http.write_timeout", wantMsg: "positive"},
 		{name: "idle_timeout", mutate: func(c *Config) { c.HTTP.IdleTimeout = 0 }, wantKey: "http.idle_timeout", wantMsg: "positive"},
 		{name: "shutdown_timeout", mutate: func(c *Config) { c.HTTP.ShutdownTimeout = 0 }, wantKey: "http.shutdown_timeout", wantMsg: "positive"},
+		{name: "drain_delay negative", mutate: func(c *Config) { c.HTTP.DrainDelay = -time.Second }, wantKey: "http.drain_delay", wantMsg: "want 0 (close at once) to 10m0s"},
+		{name: "drain_delay too long", mutate: func(c *Config) { c.HTTP.DrainDelay = time.Hour }, wantKey: "http.drain_delay", wantMsg: "out of range"},
 
 		{name: "issuer http on a public host", mutate: func(c *Config) {
 			production(c)
@@ -188,6 +192,7 @@ func TestValidate(t *testing.T) {
 
 		{name: "dev org empty", mutate: func(c *Config) { c.Auth.Dev.DefaultOrg = "" }, wantKey: "auth.dev.default_org", wantMsg: "empty"},
 		{name: "dev role unknown", mutate: func(c *Config) { c.Auth.Dev.DefaultRole = "root" }, wantKey: "auth.dev.default_role", wantMsg: "viewer, member, admin, owner"},
+		{name: "dev client_credentials role unknown", mutate: func(c *Config) { c.Auth.Dev.ClientCredentialsRole = "root" }, wantKey: "auth.dev.client_credentials_role", wantMsg: "viewer, member, admin, owner"},
 		{name: "dev subject empty", mutate: func(c *Config) { c.Auth.Dev.DefaultSubject = "" }, wantKey: "auth.dev.default_subject", wantMsg: "empty"},
 		{name: "dev access ttl zero", mutate: func(c *Config) { c.Auth.Dev.AccessTokenTTL = 0 }, wantKey: "auth.dev.access_token_ttl", wantMsg: "positive"},
 		{name: "dev access ttl above cap", mutate: func(c *Config) { c.Auth.Dev.AccessTokenTTL = 48 * time.Hour }, wantKey: "auth.dev.access_token_ttl", wantMsg: "auth.max_token_lifetime"},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/origin"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/store/pgtest"
 )
@@ -381,7 +382,7 @@ func (testAuthn) InsufficientScope(*http.Request, *auth.Principal, string) *auth
 
 func newEngine(t testing.TB, cat mcp.Catalog) http.Handler {
 	t.Helper()
-	origins, err := mcp.NewOriginPolicy(publicURL, true)
+	origins, err := origin.NewPolicy(publicURL, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestAuthorizeErrors(t *testing.T) {
-	env := newTestEnv(t, nil)
+	env := newTestEnv(t, func(o *Options) { o.ClientCredentialsRole = "viewer" })
 	redirect := "http://127.0.0.1:33418/callback"
 	cl := env.publicClient(t, redirect)
 	two := env.register(t, map[string]any{"token_endpoint_auth_method": "none",

@@ -89,3 +89,24 @@ func clientHash(clientID string) string {
 	h := sha256.Sum256([]byte(clientID))
 	return base64.RawURLEncoding.EncodeToString(h[:16])
 }
+
+// clientCredentialsOn reports whether the client_credentials grant is on
+// (Options.ClientCredentialsRole).
+func (s *Server) clientCredentialsOn() bool { return s.opts.ClientCredentialsRole != "" }
+
+// grantTypes are the grant types the server advertises and accepts.
+func (s *Server) grantTypes() []string {
+	if s.clientCredentialsOn() {
+		return []string{grantCode, grantRefr, grantCreds}
+	}
+	return []string{grantCode, grantRefr}
+}
+
+// errCredentialsOff refuses the client_credentials grant while it is off,
+// with code invalid_client_metadata at registration (RFC 7591 §3.2.2) and
+// unsupported_grant_type at the token endpoint (RFC 6749 §5.2); both say
+// what turns it on.
+func errCredentialsOff(code string) *oauthError {
+	return oerr(code, "the client_credentials grant is off on this development server: "+
+		"sign in with authorization_code, or set auth.dev.client_credentials_role to the role its tokens should carry")
+}

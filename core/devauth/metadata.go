@@ -39,7 +39,7 @@ func (s *Server) metadata() serverMetadata {
 		ScopesSupported:                   auth.SupportedScopes(),
 		ResponseTypesSupported:            []string{"code"},
 		ResponseModesSupported:            []string{"query"},
-		GrantTypesSupported:               []string{grantCode, grantRefr, grantCreds},
+		GrantTypesSupported:               s.grantTypes(),
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		TokenEndpointAuthMethodsSupported: []string{authNone, authBasic, authPost},
 		AuthorizationResponseIssSupported: true,

@@ -40,7 +40,7 @@ func TestMetadataDocuments(t *testing.T) {
 			}
 			wantLists := map[string][]string{
 				"response_types_supported":              {"code"},
-				"grant_types_supported":                 {"authorization_code", "refresh_token", "client_credentials"},
+				"grant_types_supported":                 {"authorization_code", "refresh_token"}, // client_credentials is off by default
 				"code_challenge_methods_supported":      {"S256"},
 				"token_endpoint_auth_methods_supported": {"none", "client_secret_basic", "client_secret_post"},
 				"scopes_supported":                      auth.SupportedScopes(),

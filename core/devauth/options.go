@@ -42,8 +42,16 @@ type Options struct {
 	DefaultOrg string
 
 	// DefaultRole is the role offered on the consent page and used by
-	// AutoApprove, client_credentials and Mint. Default auth.RoleOwner.
+	// AutoApprove and Mint. Default auth.RoleOwner.
 	DefaultRole auth.Role
+
+	// ClientCredentialsRole turns the client_credentials grant on: a
+	// confidential client, which anyone who reaches the server can register,
+	// gets tokens for DefaultOrg with this role and no person's consent.
+	// Empty (default): the grant is off; registering a client for it is
+	// invalid_client_metadata and the token endpoint answers
+	// unsupported_grant_type. See RATIONALE.md.
+	ClientCredentialsRole auth.Role
 
 	// DefaultSubject is the user offered on the consent page and used by
 	// AutoApprove and Mint. Default "dev-user".
@@ -119,6 +127,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if !o.DefaultRole.Valid() {
 		errs = append(errs, fmt.Errorf("DefaultRole: unknown role %q", o.DefaultRole))
+	}
+	if o.ClientCredentialsRole != "" && !o.ClientCredentialsRole.Valid() {
+		errs = append(errs, fmt.Errorf("ClientCredentialsRole: unknown role %q", o.ClientCredentialsRole))
 	}
 	if err := checkSubject(o.DefaultSubject); err != nil {
 		errs = append(errs, fmt.Errorf("DefaultSubject: %w", err))

@@ -54,6 +54,9 @@ func (s *Server) handleRegister(c echo.Context) error {
 	}
 
 	cl, oe := newClient(meta)
+	if oe == nil && cl.allows(grantCreds) && !s.clientCredentialsOn() {
+		oe = errCredentialsOff(errInvalidClientMetadata)
+	}
 	if oe != nil {
 		s.log.Info("devauth: registration refused", "error", oe.Code, "reason", oe.Description)
 		return writeJSONError(c, oe, false)

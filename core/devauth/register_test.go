@@ -9,7 +9,7 @@ import (
 )
 
 func TestRegister(t *testing.T) {
-	env := newTestEnv(t, nil)
+	env := newTestEnv(t, func(o *Options) { o.ClientCredentialsRole = "viewer" })
 	tests := []struct {
 		name       string
 		body       map[string]any

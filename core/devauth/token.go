@@ -105,6 +105,12 @@ func (s *Server) handleToken(c echo.Context) error {
 	if !cl.allows(grantType) {
 		return writeJSONError(c, oerr(errUnauthorizedClient, "the client did not register the %s grant type", grantType), usedBasic)
 	}
+	if grantType == grantCreds && !s.clientCredentialsOn() {
+		// A client registered while the grant was on keeps its grant types
+		// (they are sealed in its id); the server's switch wins.
+		s.log.Info("devauth: token request refused", "grant_type", grantType, "client", cl.Name, "error", errUnsupportedGrantType, "reason", "client_credentials is off")
+		return writeJSONError(c, errCredentialsOff(errUnsupportedGrantType), usedBasic)
+	}
 
 	var resp *tokenResponse
 	switch grantType {
@@ -221,8 +227,9 @@ func (s *Server) refresh(cl *authenticatedClient, form map[string][]string) (*to
 	return s.respond(cl, &rc, scopes, true)
 }
 
-// clientCredentials serves the client_credentials grant: the client acts
-// as itself, in the default organisation with the default role.
+// clientCredentials serves the client_credentials grant, when
+// Options.ClientCredentialsRole turns it on: the client acts as itself, in
+// the default organisation with that role.
 func (s *Server) clientCredentials(cl *authenticatedClient, form map[string][]string) (*tokenResponse, *oauthError) {
 	if cl.public() {
 		return nil, oerr(errUnauthorizedClient, "client_credentials needs a confidential client")
@@ -238,7 +245,7 @@ func (s *Server) clientCredentials(cl *authenticatedClient, form map[string][]st
 	return s.respond(cl, &refreshClaims{
 		Subject:  cl.ID,
 		OrgID:    s.opts.DefaultOrg,
-		Role:     s.opts.DefaultRole,
+		Role:     s.opts.ClientCredentialsRole,
 		Resource: resource,
 	}, scopes, false)
 }

@@ -257,7 +257,7 @@ func TestNoRefreshTokenWithoutTheGrant(t *testing.T) {
 }
 
 func TestConfidentialClientAuth(t *testing.T) {
-	env := newTestEnv(t, nil)
+	env := newTestEnv(t, func(o *Options) { o.ClientCredentialsRole = "viewer" })
 	redirect := "https://app.example.com/cb"
 	basic := env.register(t, map[string]any{"token_endpoint_auth_method": "client_secret_basic",
 		"redirect_uris": []string{redirect}, "grant_types": []string{"authorization_code", "client_credentials"}})
@@ -306,7 +306,7 @@ func TestConfidentialClientAuth(t *testing.T) {
 }
 
 func TestClientCredentials(t *testing.T) {
-	env := newTestEnv(t, func(o *Options) { o.DefaultOrg = "org_ci"; o.DefaultRole = "admin" })
+	env := newTestEnv(t, func(o *Options) { o.DefaultOrg = "org_ci"; o.ClientCredentialsRole = "admin" })
 	cl := env.register(t, map[string]any{"token_endpoint_auth_method": "client_secret_post",
 		"grant_types": []string{"client_credentials"}})
 	public := env.publicClient(t, "http://127.0.0.1/cb")
@@ -329,6 +329,39 @@ func TestClientCredentials(t *testing.T) {
 		"client_id": {cl.ID}, "client_secret": {cl.Secret}}, "", "")
 	if status != http.StatusBadRequest || got["error"] != "unauthorized_client" {
 		t.Errorf("code grant for a client_credentials client: %d %v, want unauthorized_client", status, got)
+	}
+}
+
+// TestClientCredentialsOffByDefault: anyone who reaches the embedded server
+// can register a client, so by default that must not yield a token (it
+// would be the default organisation's owner, with no consent page).
+func TestClientCredentialsOffByDefault(t *testing.T) {
+	dir := t.TempDir()
+	off := newTestEnv(t, func(o *Options) { o.DataDir = dir })
+	status, raw := off.postJSON(t, pathRegister, map[string]any{"token_endpoint_auth_method": "client_secret_post",
+		"grant_types": []string{"client_credentials"}})
+	if status != http.StatusBadRequest || !strings.Contains(string(raw), "invalid_client_metadata") ||
+		!strings.Contains(string(raw), "auth.dev.client_credentials_role") {
+		t.Errorf("registering for client_credentials: %d %s, want 400 invalid_client_metadata naming auth.dev.client_credentials_role", status, raw)
+	}
+	status, raw = off.postJSON(t, pathRegister, map[string]any{"token_endpoint_auth_method": "client_secret_post",
+		"grant_types": []string{"authorization_code", "client_credentials"}, "redirect_uris": []string{"http://127.0.0.1/cb"}})
+	if status != http.StatusBadRequest {
+		t.Errorf("registering for code and client_credentials: %d %s, want 400", status, raw)
+	}
+
+	// A client registered while the grant was on (same keys) gets nothing
+	// once it is off: the server's switch wins over the sealed grant types.
+	on := newTestEnv(t, func(o *Options) { o.DataDir = dir; o.ClientCredentialsRole = "owner" })
+	cl := on.register(t, map[string]any{"token_endpoint_auth_method": "client_secret_post",
+		"grant_types": []string{"client_credentials"}})
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {cl.ID}, "client_secret": {cl.Secret}}
+	if status, got := on.tokenRequest(t, form, "", ""); status != http.StatusOK {
+		t.Fatalf("grant on: %d %v, want 200", status, got)
+	}
+	status, got := off.tokenRequest(t, form, "", "")
+	if status != http.StatusBadRequest || got["error"] != "unsupported_grant_type" || got["access_token"] != nil {
+		t.Errorf("grant off: %d %v, want 400 unsupported_grant_type and no token", status, got)
 	}
 }
 

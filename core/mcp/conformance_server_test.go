@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/origin"
 )
 
 // TestConformanceServer serves the engine with the conformance fixtures
@@ -114,7 +115,7 @@ func TestOfficialConformanceSuite(t *testing.T) {
 // on addr until the test ends and returns the MCP URL.
 func startConformanceServer(t *testing.T, addr string) string {
 	t.Helper()
-	origins, err := NewOriginPolicy("", true)
+	origins, err := origin.NewPolicy("", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/origin"
 )
 
 // MaxBodyBytes is the request body limit of SPEC §1 (1 MiB).
@@ -39,12 +40,12 @@ type Limiter interface {
 type Options struct {
 	Catalog       Catalog
 	Authenticator Authenticator
-	Origins       *OriginPolicy
-	Limiter       Limiter      // optional
-	ServerVersion string       // serverInfo.version; default "dev"
-	Instructions  string       // default DefaultInstructions
-	PageSize      int          // items per list page; default 100
-	Logger        *slog.Logger // default slog.Default()
+	Origins       *origin.Policy // the Host and Origin guard of rung 2 (SPEC §1)
+	Limiter       Limiter        // optional
+	ServerVersion string         // serverInfo.version; default "dev"
+	Instructions  string         // default DefaultInstructions
+	PageSize      int            // items per list page; default 100
+	Logger        *slog.Logger   // default slog.Default()
 }
 
 // DefaultInstructions orient the model (SPEC §3).
@@ -63,7 +64,7 @@ type Engine struct {
 	// fixed at creation
 	catalog  Catalog
 	authn    Authenticator
-	origins  *OriginPolicy
+	origins  *origin.Policy
 	limiter  Limiter
 	server   Implementation
 	instr    string
@@ -99,6 +100,19 @@ func New(opts Options) (*Engine, error) {
 		e.log = slog.Default()
 	}
 	return e, nil
+}
+
+// Refuse answers r as rung 2 does when the Host and Origin guard refuses
+// it: 403, JSON-RPC -32600, id null (SPEC §1). core/app calls it when the
+// same guard, in front of the whole listener, refuses a request for this
+// endpoint, so that the answer stays the endpoint's own.
+func (e *Engine) Refuse(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{w: w, r: r, start: time.Now(), requestID: newRequestID()}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Request-Id", x.requestID)
+	e.writeError(x, errHostOrOrigin())
+	e.logExchange(x)
 }
 
 // exchange is the state of one request as it climbs the ladder.

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/origin"
 )
 
 // testAuthn accepts "Bearer <role>:<scope>[,<scope>…]" and refuses anything
@@ -131,7 +132,7 @@ func newTestEngine(t testing.TB, cat Catalog) *Engine {
 	if cat == nil {
 		cat = &testCatalog{}
 	}
-	origins, err := NewOriginPolicy("https://mcp.example.com", true)
+	origins, err := origin.NewPolicy("https://mcp.example.com", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,11 +55,16 @@ func (e *Engine) preflight(x *exchange) {
 // rungOrigin is rung 2: the DNS-rebinding guard on Host and the Origin check.
 func (e *Engine) rungOrigin(x *exchange) bool {
 	if !e.origins.Check(x.r) {
-		e.writeError(x, &Error{Code: CodeInvalidRequest, Message: "Forbidden: Host or Origin not allowed", Status: http.StatusForbidden})
+		e.writeError(x, errHostOrOrigin())
 		return false
 	}
 	x.cors = x.r.Header.Get("Origin") != ""
 	return true
+}
+
+// errHostOrOrigin is rung 2's answer, also written by Refuse.
+func errHostOrOrigin() *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "Forbidden: Host or Origin not allowed", Status: http.StatusForbidden}
 }
 
 // rungMediaTypes is rung 3 (first half): Content-Type → 415, Accept → 406.

@@ -19,8 +19,9 @@ import (
 // serveProcess starts `bin args…` (a `kadu serve` with --admin-addr) in
 // dir with env, waits until its admin listener answers /readyz, and stops
 // it with an interrupt when the test ends, logging its stderr if the test
-// failed.
-func serveProcess(t *testing.T, bin string, env []string, dir string, args ...string) {
+// failed. A test may signal and Wait for the returned command itself; the
+// cleanup then finds it gone.
+func serveProcess(t *testing.T, bin string, env []string, dir string, args ...string) *exec.Cmd {
 	t.Helper()
 	admin := ""
 	for i, a := range args {
@@ -53,7 +54,7 @@ func serveProcess(t *testing.T, bin string, env []string, dir string, args ...st
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return
+				return cmd
 			}
 		}
 		if time.Now().After(deadline) {

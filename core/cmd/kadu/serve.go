@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,7 +24,12 @@ On a fresh machine it needs no configuration: SQLite, output files and the
 development signing keys in --data-dir, the built-in playbook runner, the
 embedded development authorization server, loopback only.
 
-SIGINT or SIGTERM starts a graceful shutdown (http.shutdown_timeout).`,
+SIGTERM (what orchestrators send) first drains for http.drain_delay: the
+listener keeps accepting, every request gets 503 with Retry-After and /readyz
+fails, so a load balancer moves traffic away without a refused connection.
+Then, as at once on SIGINT (Ctrl-C) or on a second signal, the listener
+closes, in-flight requests finish within http.shutdown_timeout and running
+executions go back to the queue.`,
 		Example: `  kadu serve
   kadu serve --addr 127.0.0.1:9000 --log-level debug
   kadu serve --config config/production.example.yaml`,
@@ -33,10 +39,11 @@ SIGINT or SIGTERM starts a graceful shutdown (http.shutdown_timeout).`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, skipDrain, stop := stopOnSignals(cmd.Context())
 			defer stop()
 			opts := app.Options{
-				Version: d.version,
+				SkipDrain: skipDrain,
+				Version:   d.version,
 				// Bundle reloads (SIGHUP, file changes, the admin endpoint)
 				// read the same file, environment and flags again.
 				ReloadConfig: func() (*config.Config, error) { return loadConfig(cmd) },
@@ -51,4 +58,37 @@ SIGINT or SIGTERM starts a graceful shutdown (http.shutdown_timeout).`,
 	}
 	addConfigFlags(cmd, sharedConfigFlags, serveConfigFlags)
 	return cmd
+}
+
+// stopOnSignals returns a context cancelled by the first SIGINT or SIGTERM —
+// with cause app.ErrTerminated for SIGTERM, which asks for the drain delay —
+// and a channel closed by the next signal, which cuts the delay short. Call
+// stop when the server has returned.
+func stopOnSignals(parent context.Context) (ctx context.Context, skipDrain <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	skip, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGTERM {
+				cancel(app.ErrTerminated)
+			} else {
+				cancel(context.Canceled)
+			}
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			close(skip)
+		case <-done:
+		}
+	}()
+	return ctx, skip, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }

@@ -15,11 +15,15 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
+// PathPrefix starts every route of the page, relative to the root of the
+// echo instance and to PublicURL.
+const PathPrefix = "/approve/"
+
 // Routes, relative to the root of the echo instance and to PublicURL.
 const (
 	pathApprove  = "/approve/:id"
 	pathCallback = "/approve/callback"
-	approvePath  = "/approve/"
+	approvePath  = PathPrefix
 )
 
 // maxFormBody bounds a decision form: two short fields and a form token.
@@ -210,6 +214,14 @@ func (p *Page) handlePost(c echo.Context) error {
 // already the session's: Approval looked it up there.
 func sameUser(s *session, a *store.Approval) bool {
 	return s.Issuer == a.Principal.Issuer && s.Subject == a.Principal.Subject && s.OrgID == a.OrgID
+}
+
+// Refuse answers c as the page does when its guard refuses a request: 403
+// with the localized "request refused" notice. core/app calls it when the
+// same guard, in front of the whole listener, refuses a request for the
+// page, so that a person sees the page's own answer.
+func (p *Page) Refuse(c echo.Context) error {
+	return p.notice(c, http.StatusForbidden, pickLang(c, ""), noticeCrossSite, "")
 }
 
 // guarded applies the Host and Origin guard, if one is configured.

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/origin"
 	"github.com/kobana/kadu/core/store"
 )
 
-var _ Guard = (*mcp.OriginPolicy)(nil)
+var _ Guard = (*origin.Policy)(nil)
 
 func TestSignInThenContinueRunsOnce(t *testing.T) {
 	env := newEnv(t, nil)

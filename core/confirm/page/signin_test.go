@@ -12,11 +12,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kobana/kadu/core/auth"
-	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/origin"
 )
 
 func TestGuardRefusesForeignHostsAndOrigins(t *testing.T) {
-	policy, err := mcp.NewOriginPolicy("", true)
+	policy, err := origin.NewPolicy("", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,8 @@ function start(name, cmd, args, opts) {
 async function stopAll() {
   for (const { name, child } of [...children].reverse()) {
     if (child.exited) continue;
-    try { process.kill(-child.pid, 'SIGTERM'); } catch {}
+    // SIGINT, as Ctrl-C: kadu serve drains for http.drain_delay on SIGTERM only.
+    try { process.kill(-child.pid, 'SIGINT'); } catch {}
     for (let i = 0; i < 50 && !child.exited; i++) await sleep(100);
     if (!child.exited) { try { process.kill(-child.pid, 'SIGKILL'); } catch {} log(`${name} killed`); }
   }
