@@ -160,6 +160,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		Limiter:       mcpLimiter,
 		ServerVersion: opts.Version,
 		Logger:        log,
+		// A full or unreachable store is the same 503 on MCP as on REST.
+		StoreUnavailable: store.Unavailable,
 	})
 	if err != nil {
 		return nil, err

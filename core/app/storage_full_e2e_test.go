@@ -32,9 +32,11 @@ func TestStorageFullAnswers503(t *testing.T) {
 		})
 		return admin.rest.do("POST", "/tasks", string(body))
 	}
-	if status, _, body := createTask(0); status != http.StatusCreated {
-		t.Fatalf("before filling: POST /tasks = %d %v", status, body)
+	status, _, created := createTask(0)
+	if status != http.StatusCreated {
+		t.Fatalf("before filling: POST /tasks = %d %v", status, created)
 	}
+	taskID, _ := created["id"].(string)
 	if status, body := readyz(t, srv); status != http.StatusOK {
 		t.Fatalf("before filling: /readyz = %d %q", status, body)
 	}
@@ -78,6 +80,28 @@ func TestStorageFullAnswers503(t *testing.T) {
 	a := admin.in(t).call("kadu_tasks_create", map[string]any{"name": "Via MCP", "instructions": strings.Repeat("x", 20000)})
 	if !a.IsError || !strings.Contains(a.Text, "HTTP 503") || !strings.Contains(a.Text, "try again") {
 		t.Fatalf("full: kadu_tasks_create = isError %v %q; want the bundle's report of a 503", a.IsError, a.Text)
+	}
+
+	// A destructive tool from a client without forms gets an approval link,
+	// which is a write: once no approval fits, the MCP endpoint answers
+	// SPEC §11's 503 store_unavailable, not an opaque internal error.
+	// Approvals are small, so the last free bytes take a few of them.
+	var code int
+	var res map[string]any
+	for n := 0; ; n++ {
+		code, res = mcpCallAs(t, srv, admin.token, `{}`, "tools/call", "kadu_tasks_delete",
+			fmt.Sprintf(`{"name":"kadu_tasks_delete","arguments":{"id":%q}}`, taskID))
+		if _, stored := res["result"]; code != http.StatusOK || !stored {
+			break
+		}
+		if n == 2000 {
+			t.Fatalf("full: 2000 approval links were still stored: %v", res)
+		}
+	}
+	rpcErr, _ := res["error"].(map[string]any)
+	data, _ := rpcErr["data"].(map[string]any)
+	if code != http.StatusServiceUnavailable || rpcErr["code"] != float64(-31503) || data["reason"] != "store_unavailable" || data["retry_after_seconds"] != float64(30) {
+		t.Fatalf("full: kadu_tasks_delete without forms = HTTP %d %v; want 503, -31503, reason store_unavailable, retry_after_seconds 30", code, res)
 	}
 
 	// Readiness tells the load balancer.

@@ -46,6 +46,12 @@ type Options struct {
 	Instructions  string         // default DefaultInstructions
 	PageSize      int            // items per list page; default 100
 	Logger        *slog.Logger   // default slog.Default()
+	// StoreUnavailable reports whether a catalog error means the shared
+	// store cannot take the operation now (full disk, unreachable
+	// database): the request then gets SPEC §11's 503 store_unavailable
+	// with Retry-After instead of an opaque internal error, so the client
+	// retries and the load balancer's readiness tells the rest. Nil: never.
+	StoreUnavailable func(error) bool
 }
 
 // DefaultInstructions orient the model (SPEC §3).
@@ -70,6 +76,7 @@ type Engine struct {
 	instr    string
 	pageSize int
 	log      *slog.Logger
+	storeOut func(error) bool
 }
 
 // New returns an Engine.
@@ -86,6 +93,7 @@ func New(opts Options) (*Engine, error) {
 		instr:    opts.Instructions,
 		pageSize: opts.PageSize,
 		log:      opts.Logger,
+		storeOut: opts.StoreUnavailable,
 	}
 	if e.server.Version == "" {
 		e.server.Version = "dev"

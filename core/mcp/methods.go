@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 )
 
 // handler answers one method: a result, or an error.
@@ -85,11 +86,26 @@ func (e *Engine) rungOrgLimit(x *exchange) bool {
 	return ok
 }
 
-// internal logs a catalog fault and returns the opaque -32603.
+// storeRetryAfterSeconds is the Retry-After of a store_unavailable answer:
+// the same 30 s core/api sends for a full or unreachable store.
+const storeRetryAfterSeconds = 30
+
+// internal logs a catalog fault and returns the opaque -32603, or SPEC
+// §11's 503 store_unavailable when the store cannot take the operation.
 func (e *Engine) internal(x *exchange, err error) *Error {
 	var rpc *Error
 	if errors.As(err, &rpc) {
 		return rpc
+	}
+	if e.storeOut != nil && e.storeOut(err) {
+		// Logged (throttled) by the store's logger; the client retries.
+		e.log.WarnContext(x.r.Context(), "mcp: storage unavailable",
+			slog.String("request_id", x.requestID), slog.String("method", x.msg.method), slog.Any("error", err))
+		x.w.Header().Set("Retry-After", strconv.Itoa(storeRetryAfterSeconds))
+		return &Error{
+			Code: CodeUnavailable, Message: "Service unavailable", Status: http.StatusServiceUnavailable,
+			Data: map[string]any{"retry_after_seconds": storeRetryAfterSeconds, "reason": "store_unavailable"},
+		}
 	}
 	level := slog.LevelError
 	if x.r.Context().Err() != nil && errors.Is(err, context.Canceled) {
