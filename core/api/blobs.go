@@ -13,7 +13,8 @@ import (
 type Blobs interface {
 	// SignedUpload returns a URL that accepts one PUT of exactly size bytes
 	// with Content-Type contentType until expires, and the headers the
-	// client must send with it.
+	// client must send with it. Once content is stored under key the URL
+	// never replaces it, so what confirm measured is what executions read.
 	SignedUpload(ctx context.Context, key, contentType string, size int64, expires time.Time) (url string, headers map[string]string, err error)
 
 	// SignedDownload returns a URL that GETs the blob as an attachment

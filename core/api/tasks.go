@@ -117,7 +117,10 @@ func (a *API) createTask(c *call) (*reply, error) {
 	if lp, ok := o.nested("launch_policy"); ok {
 		t.LaunchPolicy = launchPolicy(lp)
 	}
-	t.Destinations, _ = destinations(o)
+	var err error
+	if t.Destinations, err = a.destinations(c, o); err != nil {
+		return nil, err
+	}
 	if n, ok := o.integer("max_cost_cents", 1, c.org.plan.MaxCostPerExecutionCents); ok {
 		t.MaxCostCents = n
 	}
@@ -127,7 +130,7 @@ func (a *API) createTask(c *call) (*reply, error) {
 	if err := o.err(); err != nil {
 		return nil, err
 	}
-	t, err := a.db.CreateTask(c.ctx(), c.org.id, t)
+	t, err = a.db.CreateTask(c.ctx(), c.org.id, t)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +230,10 @@ func (a *API) setDestinations(c *call) (*reply, error) {
 	o.allow("destinations")
 	var ds []store.Destination
 	if o.require("destinations", "Send the full list, [] for none.") {
-		ds, _ = destinations(o)
+		var err error
+		if ds, err = a.destinations(c, o); err != nil {
+			return nil, err
+		}
 	}
 	if err := o.err(); err != nil {
 		return nil, err
@@ -360,10 +366,38 @@ func checkUserID(s string) string {
 	return ""
 }
 
-// destinations reads the destinations list: up to 10 distinct
-// {type:"webhook", webhook_id:"whk_…"}. Webhook ids are checked for shape
-// only (webhooks come with a later issue).
-func destinations(o *object) ([]store.Destination, bool) {
+// destinations reads the destinations list (see destinationsShape) and
+// records a problem at destinations[i].webhook_id for every webhook that
+// is not a live webhook of the caller's organisation. Another
+// organisation's webhook, a deleted one and one that never existed get the
+// same answer, so the check does not leak what other organisations have.
+// The error is a store failure; problems go to o.
+//
+// The check holds when the list is written. A webhook deleted later stays
+// in the list (GET shows it) until the next PUT, which must leave it out:
+// PUT checks the whole list again.
+func (a *API) destinations(c *call, o *object) ([]store.Destination, error) {
+	ds, ok := destinationsShape(o)
+	if !ok {
+		return ds, nil
+	}
+	for i, d := range ds {
+		_, err := a.db.GetWebhook(c.ctx(), c.org.id, d.WebhookID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			o.fail(fmt.Sprintf("destinations[%d].webhook_id", i),
+				fmt.Sprintf("is %q, which is not one of your organisation's webhooks.", d.WebhookID),
+				"Use the id of an existing webhook (kadu_webhooks_list, GET /webhooks), create the webhook first, or remove this destination.")
+		case err != nil:
+			return nil, fmt.Errorf("checking destination webhook %s: %w", d.WebhookID, err)
+		}
+	}
+	return ds, nil
+}
+
+// destinationsShape reads the destinations list: up to 10 distinct
+// {type:"webhook", webhook_id:"whk_…"}, checked for shape only.
+func destinationsShape(o *object) ([]store.Destination, bool) {
 	raw, ok := o.raw("destinations")
 	if !ok {
 		if o.has("destinations") {

@@ -79,7 +79,7 @@ func testTaskCRUD(t *testing.T, db *store.DB) {
 	if p := lp["launch_policy"].(map[string]any); p["roles"].([]any)[0] != "admin" || p["user_ids"].([]any)[0] != "bob" || lp["version"] != 3.0 {
 		t.Errorf("launch_policy = %v", lp)
 	}
-	whk := store.NewID(store.PrefixWebhook)
+	whk := e.createWebhook(tok)["id"].(string)
 	ds := must(t, e.do(tok, "PUT", "/tasks/"+id+"/destinations", map[string]any{"destinations": []any{map[string]any{"type": "webhook", "webhook_id": whk}}}), http.StatusOK)
 	if d := ds["destinations"].([]any); len(d) != 1 || d[0].(map[string]any)["webhook_id"] != whk {
 		t.Errorf("destinations = %v", ds["destinations"])

@@ -179,6 +179,9 @@ func problemBody(ch *Challenge, requestID string) apiError {
 	case errors.Is(ch.Reason, ErrInvalidToken):
 		p.Detail = "The access token is invalid or expired."
 		p.Hint = "Get a new access token from the authorization server (refresh or sign in again), then retry."
+		if d, ok := errors.AsType[*describedError](ch.Reason); ok {
+			p.Detail, p.Hint = "The access token was refused: "+d.desc+".", d.hint
+		}
 	case errors.Is(ch.Reason, ErrMalformedAuthorization):
 		p.Detail = "The Authorization header is not a single Bearer token."
 	}

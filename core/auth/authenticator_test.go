@@ -57,6 +57,14 @@ func TestAuthenticate(t *testing.T) {
 		return sign(t, keys.rsa, "at+jwt", c)
 	}()
 
+	badOrg := func() string {
+		c := baseClaims("https://issuer.example", clock.Now())
+		c["org_id"] = "a..b"
+		return sign(t, keys.rsa, "at+jwt", c)
+	}()
+	// RFC 6750 allows no '"' in error_description: the quotes are dropped.
+	wantBadOrg := strings.TrimSuffix(wantInvalid, `"`) + `", error_description="organisation claim org_id is not a valid organisation id (want 1 to 64 ASCII letters, digits, _ and -, starting with a letter or digit (e.g. org_dev, acme-1))"`
+
 	tests := []struct {
 		name       string
 		header     []string // Authorization values
@@ -82,6 +90,7 @@ func TestAuthenticate(t *testing.T) {
 		{name: "expired token", header: []string{"Bearer " + expired}, wantStatus: 401, wantHeader: wantInvalid, wantErr: ErrInvalidToken},
 		{name: "ID token", header: []string{"Bearer " + idToken}, wantStatus: 401, wantHeader: wantInvalid, wantErr: ErrInvalidToken},
 		{name: "no organisation", header: []string{"Bearer " + noOrg}, wantStatus: 401, wantHeader: wantInvalid, wantErr: ErrInvalidToken},
+		{name: "organisation id with dots", header: []string{"Bearer " + badOrg}, wantStatus: 401, wantHeader: wantBadOrg, wantErr: ErrInvalidOrgID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

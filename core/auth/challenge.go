@@ -114,11 +114,11 @@ func noTokenChallenge(metadataURL string, reason error) *Challenge {
 }
 
 func invalidTokenChallenge(metadataURL string, reason error) *Challenge {
-	return &Challenge{
-		Status: http.StatusUnauthorized,
-		Header: `Bearer error="invalid_token", resource_metadata=` + quote(metadataURL) + ", scope=" + quote(challengeScope),
-		Reason: reason,
+	h := `Bearer error="invalid_token", resource_metadata=` + quote(metadataURL) + ", scope=" + quote(challengeScope)
+	if d, ok := errors.AsType[*describedError](reason); ok {
+		h += ", error_description=" + quote(descriptionText(d.desc))
 	}
+	return &Challenge{Status: http.StatusUnauthorized, Header: h, Reason: reason}
 }
 
 // unavailableRetryAfter is the Retry-After of a 503 challenge, in seconds.

@@ -419,6 +419,14 @@ func (v *Verifier) principal(tok *oidc.IDToken, claims map[string]json.RawMessag
 	case !ok || org == "":
 		return nil, invalid("organisation claim %q missing or empty", v.orgClaim)
 	}
+	if err := CheckOrgID(org); err != nil {
+		// Said to the caller: the issuer, not the client, must change.
+		return nil, &describedError{
+			desc: fmt.Sprintf("organisation claim %q is not a valid organisation id (want %s)", v.orgClaim, OrgIDRule),
+			hint: "The token's issuer must put a valid organisation id in the " + v.orgClaim + " claim; ask its operator to fix the issuer's claim mapping, then get a new token.",
+			err:  err,
+		}
+	}
 	roleName, ok, err := claimString(claims, v.roleClaim)
 	switch {
 	case err != nil:

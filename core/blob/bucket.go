@@ -70,6 +70,7 @@ type local struct {
 	signer *signer
 	base   string // PublicURL without a trailing "/"
 	prefix string // path of PublicURL with a trailing "/": where keys start
+	claims claims // makes each upload URL accept one body
 
 	// bufs holds the *[]byte uploads are copied through: blob.Writer's own
 	// ReadFrom allocates 1 MiB per upload; pooled buffers of copyBufSize
@@ -100,6 +101,7 @@ func Open(ctx context.Context, opts Options) (*Bucket, error) {
 		if err != nil {
 			return nil, err
 		}
+		b.local.claims = claims{dir: filepath.Join(filepath.Clean(u.Path), claimsDirName)}
 		b.bucket, err = openFile(u)
 	case s3blob.Scheme:
 		b.bucket, err = openS3(ctx, u)
@@ -190,8 +192,12 @@ func (b *Bucket) Local() bool { return b != nil && b.local != nil }
 
 // SignedUpload returns a URL that accepts one PUT of exactly size bytes
 // with Content-Type contentType until expires, and the headers the client
-// must send. The URL may be used again until it expires; a later PUT
-// replaces what an earlier one stored (clients retry).
+// must send. Content, once stored under key, is never replaced through
+// the URL: a local bucket's handler answers a later PUT with 409
+// upload_already_completed (and a PUT while another is streaming with
+// 409 upload_in_progress); an S3 URL carries If-None-Match: * among its
+// signed headers, so the store refuses it with 412. A PUT that stored
+// nothing (refused, cut short) may be sent again.
 func (b *Bucket) SignedUpload(ctx context.Context, key, contentType string, size int64, expires time.Time) (string, map[string]string, error) {
 	if err := checkKey(key); err != nil {
 		return "", nil, err
@@ -221,6 +227,7 @@ func (b *Bucket) SignedUpload(ctx context.Context, key, contentType string, size
 	if err != nil {
 		return "", nil, fmt.Errorf("signing upload of %q: %w", key, err)
 	}
+	headers["If-None-Match"] = s3CreateOnly
 	return u, headers, nil
 }
 
@@ -301,7 +308,11 @@ func (b *Bucket) WriteAll(ctx context.Context, key, contentType string, data []b
 	return nil
 }
 
-// Delete removes the blob; a key that holds nothing is not an error.
+// Delete removes the blob; a key that holds nothing is not an error. On a
+// local bucket it also removes the key's upload claim once the upload URL
+// has expired; until then the claim stays, so the URL cannot store new
+// content under a key whose blob was deleted (a rejected upload). The
+// purge deletes the key again later and removes the claim then.
 func (b *Bucket) Delete(ctx context.Context, key string) error {
 	if err := checkKey(key); err != nil {
 		return err
@@ -309,6 +320,11 @@ func (b *Bucket) Delete(ctx context.Context, key string) error {
 	err := b.bucket.Delete(ctx, key)
 	if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return wrapErr("deleting", key, err)
+	}
+	if b.local != nil {
+		if err := b.local.claims.forget(key, b.now()); err != nil {
+			return fmt.Errorf("deleting blob %q: %w", key, err)
+		}
 	}
 	return nil
 }

@@ -10,7 +10,10 @@
 // and the expiry, plus the exact Content-Type and size of an upload or the
 // attachment filename of a download; the handler refuses everything else
 // before it writes a byte. S3 URLs are the store's native presigned URLs,
-// with the content type and length among the signed headers.
+// with the content type and length among the signed headers. Either way an
+// upload URL stores at most one body and never replaces stored content:
+// locally an O_EXCL claim per key (claim.go), on S3 a signed
+// If-None-Match: *.
 //
 // It must not: know organisations, files rows or their states (core/api
 // decides what a key is and when a file is ready; keys here are opaque),

@@ -35,6 +35,10 @@ var (
 		"Nothing is stored under this URL: the upload was never completed or the file was deleted.", ""}
 	refuseInternal = refusal{http.StatusInternalServerError, "internal_error",
 		"The file could not be stored or read. Nothing was saved; try again in a moment.", ""}
+	refuseCompleted = refusal{http.StatusConflict, "upload_already_completed",
+		"This URL already received the file's content, which is never replaced; nothing was stored. Confirm the file (kadu_files_confirm) to check what was received. To send other content, create a new file with kadu_files_create.", ""}
+	refuseInProgress = refusal{http.StatusConflict, "upload_in_progress",
+		"Another upload to this URL is still in progress; nothing was stored. Wait for it to finish, then confirm the file (kadu_files_confirm). If that upload failed, send the file again; if it never finishes, create a new file with kadu_files_create.", ""}
 )
 
 // Handler serves the local signed URLs: PUT to upload, GET to download.
@@ -44,9 +48,13 @@ var (
 //
 // A PUT is checked, in this order: signature (403 signature_invalid),
 // expiry (403 url_expired), method (405 with Allow), Content-Type (415
-// content_type_mismatch), Content-Length and the body's real length (413
-// size_mismatch). The blob is written only when the whole body matched;
-// a refused or cut upload leaves what was stored before untouched.
+// content_type_mismatch), Content-Length (413 size_mismatch), then that
+// the URL has not been used (409 upload_already_completed, or 409
+// upload_in_progress while another PUT streams), then the body's real
+// length (413 size_mismatch). Each URL stores at most one body, ever:
+// of concurrent PUTs exactly one proceeds (an O_EXCL claim file, see
+// claims), and content once stored is never replaced. A refused or cut
+// upload stores nothing and frees the URL for another try.
 func (b *Bucket) Handler() http.Handler {
 	if !b.Local() {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { writeRefusal(w, refuseNotFound) })
@@ -103,6 +111,40 @@ func (b *Bucket) receive(w http.ResponseWriter, r *http.Request, g grant) {
 		return
 	}
 
+	// One body per URL: the claim is taken before a byte is read and kept
+	// once the blob is committed; any failure below releases it.
+	state, err := b.local.claims.take(g.key, g.expires)
+	switch {
+	case err != nil:
+		b.fail(r, w, g.key, "claiming", err)
+		return
+	case state == claimDone:
+		b.refuse(r, w, refuseCompleted, g.key)
+		return
+	case state == claimBusy:
+		b.refuse(r, w, refuseInProgress, g.key)
+		return
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			if err := b.local.claims.release(g.key); err != nil {
+				b.log.ErrorContext(r.Context(), "blob upload claim not released", "key", g.key, "err", err)
+			}
+		}
+	}()
+	// Content that got there without a claim (stored before claims
+	// existed, or by WriteAll) is not replaced either.
+	if _, err := b.bucket.Attributes(r.Context(), g.key); err == nil {
+		committed = true
+		b.markDone(r, g)
+		b.refuse(r, w, refuseCompleted, g.key)
+		return
+	} else if gcerrors.Code(err) != gcerrors.NotFound {
+		b.fail(r, w, g.key, "checking for earlier content", err)
+		return
+	}
+
 	// Cancelling ctx makes the writer's Close discard the temporary file,
 	// so nothing is renamed into place unless the body matched.
 	ctx, cancel := context.WithCancel(r.Context())
@@ -149,10 +191,21 @@ func (b *Bucket) receive(w http.ResponseWriter, r *http.Request, g grant) {
 		b.fail(r, w, g.key, "committing", err)
 		return
 	}
+	// The blob is in place: from here the claim stays.
+	committed = true
+	b.markDone(r, g)
 	b.log.DebugContext(r.Context(), "blob uploaded", "key", g.key, "size_bytes", n)
 	writeJSON(w, http.StatusOK, struct {
 		SizeBytes int64 `json:"size_bytes"`
 	}{n})
+}
+
+// markDone marks g's claim done. A failure is logged only: the claim
+// still says "busy", which refuses later PUTs as well.
+func (b *Bucket) markDone(r *http.Request, g grant) {
+	if err := b.local.claims.done(g.key, g.expires); err != nil {
+		b.log.ErrorContext(r.Context(), "blob upload claim not marked done", "key", g.key, "err", err)
+	}
 }
 
 // send streams a blob whose signature, expiry and method already hold.

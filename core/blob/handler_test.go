@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -53,17 +54,121 @@ func TestUploadThenDownload(t *testing.T) {
 	}
 }
 
-func TestUploadRetryOverwrites(t *testing.T) {
+// TestUploadURLStoresOnce: a second PUT to a URL that already stored a
+// body is refused with 409 upload_already_completed and the first content
+// stays, byte for byte.
+func TestUploadURLStoresOnce(t *testing.T) {
 	f := newFixture(t)
-	const key = "org_1/file_retry"
+	const key = "org_1/file_once"
 	u, _ := f.signUpload(t, key, "application/octet-stream", 4)
-	for _, body := range []string{"old!", "new!"} {
-		if r := f.put(t, u, "application/octet-stream", []byte(body)); r.status != http.StatusOK {
-			t.Fatalf("PUT %q = %d %s, want 200", body, r.status, r.body)
+	if r := f.put(t, u, "application/octet-stream", []byte("old!")); r.status != http.StatusOK {
+		t.Fatalf("first PUT = %d %s, want 200", r.status, r.body)
+	}
+	for _, body := range []string{"new!", "old!"} {
+		r := f.put(t, u, "application/octet-stream", []byte(body))
+		if r.status != http.StatusConflict || r.errorCode(t) != "upload_already_completed" {
+			t.Fatalf("PUT %q after a stored upload = %d %s, want 409 upload_already_completed", body, r.status, r.body)
 		}
 	}
-	if got := f.stored(t, key); string(got) != "new!" {
-		t.Errorf("stored %q after a retried upload, want the second body %q", got, "new!")
+	if got := f.stored(t, key); string(got) != "old!" {
+		t.Errorf("stored %q, want the first body %q: content must never be replaced", got, "old!")
+	}
+}
+
+// TestUploadConcurrentPutsStoreOne sends several different bodies to one
+// URL at once: exactly one is stored, every other PUT gets 409, and what
+// is stored is the body of the PUT that got 200.
+func TestUploadConcurrentPutsStoreOne(t *testing.T) {
+	f := newFixture(t)
+	const key, n, size = "org_1/file_race", 8, 256 << 10
+	u, _ := f.signUpload(t, key, "text/plain", size)
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = bytes.Repeat([]byte{byte('a' + i)}, size)
+	}
+	replies := make([]reply, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			replies[i] = f.put(t, u, "text/plain", bodies[i])
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, r := range replies {
+		switch {
+		case r.status == http.StatusOK && winner < 0:
+			winner = i
+		case r.status == http.StatusOK:
+			t.Fatalf("PUTs %d and %d were both stored", winner, i)
+		case r.status != http.StatusConflict:
+			t.Fatalf("PUT %d = %d %s, want 200 or 409", i, r.status, r.body)
+		default:
+			if c := r.errorCode(t); c != "upload_in_progress" && c != "upload_already_completed" {
+				t.Fatalf("PUT %d refused with %q, want upload_in_progress or upload_already_completed", i, c)
+			}
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no PUT was stored")
+	}
+	if got := f.stored(t, key); !bytes.Equal(got, bodies[winner]) {
+		t.Fatalf("stored content is not the body of the PUT that got 200 (PUT %d)", winner)
+	}
+}
+
+// TestUploadRefusedBodyFreesURL: a PUT that stored nothing leaves the URL
+// usable, so a client whose upload broke can send it again.
+func TestUploadRefusedBodyFreesURL(t *testing.T) {
+	f := newFixture(t)
+	const key = "org_1/file_again"
+	signed, _ := f.signUpload(t, key, "text/csv", 100)
+	req := httptest.NewRequest(http.MethodPut, signed, bytes.NewReader(payload(99)))
+	req.ContentLength = 100
+	req.Header.Set("Content-Type", "text/csv")
+	req.Header.Set("Content-Length", "100")
+	rec := httptest.NewRecorder()
+	f.bucket.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("short body = %d %s, want 413", rec.Code, rec.Body)
+	}
+	if r := f.put(t, signed, "text/csv", payload(100)); r.status != http.StatusOK {
+		t.Fatalf("PUT after a refused one = %d %s, want 200", r.status, r.body)
+	}
+	if got := f.stored(t, key); !bytes.Equal(got, payload(100)) {
+		t.Errorf("stored %d bytes, want the second upload", len(got))
+	}
+}
+
+// TestDeletedBlobKeepsURLClosed: deleting a blob (as confirming a
+// rejected upload does) does not reopen its upload URL; once the URL has
+// expired, the next Delete (the purge) leaves nothing behind.
+func TestDeletedBlobKeepsURLClosed(t *testing.T) {
+	f := newFixture(t)
+	const key = "org_1/file_rejected"
+	u, _ := f.signUpload(t, key, "text/plain", 3)
+	if r := f.put(t, u, "text/plain", []byte("abc")); r.status != http.StatusOK {
+		t.Fatalf("PUT = %d %s", r.status, r.body)
+	}
+	if err := f.bucket.Delete(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	r := f.put(t, u, "text/plain", []byte("xyz"))
+	if r.status != http.StatusConflict || r.errorCode(t) != "upload_already_completed" {
+		t.Fatalf("PUT after Delete = %d %s, want 409 upload_already_completed", r.status, r.body)
+	}
+	if got := f.stored(t, key); got != nil {
+		t.Fatalf("the refused PUT stored %q", got)
+	}
+	f.clock.Advance(15*time.Minute + time.Second)
+	if err := f.bucket.Delete(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.files(t); len(got) != 0 {
+		t.Errorf("after the URL expired and the key was deleted again, the bucket holds %v", got)
 	}
 }
 

@@ -11,9 +11,11 @@ import (
 	"gocloud.dev/blob"
 )
 
-// signS3Upload presigns a PutObject whose Content-Type and Content-Length
-// are signed headers: S3 refuses a PUT that sends other values, which is
-// the check the local handler makes itself. The content type goes through
+// signS3Upload presigns a PutObject whose Content-Type, Content-Length and
+// If-None-Match: * are signed headers: S3 refuses a PUT that sends other
+// values, which is the check the local handler makes itself, and refuses
+// with 412 a PUT to a key that already holds an object (conditional
+// writes), so content once stored is never replaced through the URL. The content type goes through
 // BeforeSign, not SignedURLOptions.ContentType, because s3blob refuses the
 // latter (the v2 SDK cannot enforce it that way).
 func signS3Upload(ctx context.Context, b *blob.Bucket, key, contentType string, size int64, ttl time.Duration) (string, error) {
@@ -27,10 +29,15 @@ func signS3Upload(ctx context.Context, b *blob.Bucket, key, contentType string, 
 			}
 			in.ContentType = aws.String(contentType)
 			in.ContentLength = aws.Int64(size)
+			in.IfNoneMatch = aws.String(s3CreateOnly)
 			return nil
 		},
 	})
 }
+
+// s3CreateOnly is the If-None-Match value of an upload: write only if no
+// object exists under the key.
+const s3CreateOnly = "*"
 
 // signS3Download presigns a GetObject whose response carries the
 // attachment filename and forbids caching, as the local handler does.

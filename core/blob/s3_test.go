@@ -49,7 +49,7 @@ func TestS3SignedUploadBindsTypeAndLength(t *testing.T) {
 		t.Errorf("URL names %s%s, want the endpoint and /kadu-files/org_1/file_019a", u.Host, u.Path)
 	}
 	signedHeaders := strings.Split(q.Get("X-Amz-SignedHeaders"), ";")
-	for _, h := range []string{"content-length", "content-type", "host"} {
+	for _, h := range []string{"content-length", "content-type", "host", "if-none-match"} {
 		if !slices.Contains(signedHeaders, h) {
 			t.Errorf("X-Amz-SignedHeaders = %v, want %s among them", signedHeaders, h)
 		}
@@ -60,8 +60,8 @@ func TestS3SignedUploadBindsTypeAndLength(t *testing.T) {
 	if got := q.Get("X-Amz-Credential"); !strings.HasPrefix(got, "AKIDTESTKADU/") {
 		t.Errorf("X-Amz-Credential = %q, want the access key from the environment", got)
 	}
-	if headers["Content-Type"] != "text/csv" || headers["Content-Length"] != "1234" {
-		t.Errorf("headers = %v, want the signed Content-Type and Content-Length", headers)
+	if headers["Content-Type"] != "text/csv" || headers["Content-Length"] != "1234" || headers["If-None-Match"] != "*" {
+		t.Errorf("headers = %v, want the signed Content-Type, Content-Length and If-None-Match: * (never replace content)", headers)
 	}
 	if strings.Contains(signed, "test-secret-not-real") {
 		t.Error("the presigned URL contains the secret key")

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kobana/kadu/core/auth"
 )
 
 // KeyError is one problem with one configuration key. Load and Validate
@@ -146,6 +148,10 @@ func (p *problems) auth(a *Auth) {
 
 	d := &a.Dev
 	p.nonEmpty("auth.dev.default_org", d.DefaultOrg)
+	if d.DefaultOrg != "" && auth.CheckOrgID(d.DefaultOrg) != nil {
+		// The same rule the verifier applies to every token's organisation.
+		p.add("auth.dev.default_org", "%q is not an organisation id (want %s)", d.DefaultOrg, auth.OrgIDRule)
+	}
 	p.oneOf("auth.dev.default_role", d.DefaultRole, allowedRoles)
 	p.nonEmpty("auth.dev.default_subject", d.DefaultSubject)
 	// The cap matters only when the embedded server issues tokens.

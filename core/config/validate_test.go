@@ -191,6 +191,10 @@ func TestValidate(t *testing.T) {
 		{name: "max_token_lifetime zero", mutate: func(c *Config) { c.Auth.MaxTokenLifetime = 0 }, wantKey: "auth.max_token_lifetime", wantMsg: "positive"},
 
 		{name: "dev org empty", mutate: func(c *Config) { c.Auth.Dev.DefaultOrg = "" }, wantKey: "auth.dev.default_org", wantMsg: "empty"},
+		{name: "dev org with dots", mutate: func(c *Config) { c.Auth.Dev.DefaultOrg = "a..b" }, wantKey: "auth.dev.default_org", wantMsg: `"a..b" is not an organisation id`},
+		{name: "dev org with slash", mutate: func(c *Config) { c.Auth.Dev.DefaultOrg = "acme/x" }, wantKey: "auth.dev.default_org", wantMsg: "letters, digits"},
+		{name: "dev org too long", mutate: func(c *Config) { c.Auth.Dev.DefaultOrg = strings.Repeat("a", 65) }, wantKey: "auth.dev.default_org", wantMsg: "1 to 64"},
+		{name: "dev org with dash", mutate: func(c *Config) { c.Auth.Dev.DefaultOrg = "acme-1" }},
 		{name: "dev role unknown", mutate: func(c *Config) { c.Auth.Dev.DefaultRole = "root" }, wantKey: "auth.dev.default_role", wantMsg: "viewer, member, admin, owner"},
 		{name: "dev client_credentials role unknown", mutate: func(c *Config) { c.Auth.Dev.ClientCredentialsRole = "root" }, wantKey: "auth.dev.client_credentials_role", wantMsg: "viewer, member, admin, owner"},
 		{name: "dev subject empty", mutate: func(c *Config) { c.Auth.Dev.DefaultSubject = "" }, wantKey: "auth.dev.default_subject", wantMsg: "empty"},

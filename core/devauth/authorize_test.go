@@ -180,6 +180,15 @@ func TestConsentDecisions(t *testing.T) {
 			t.Fatalf("resubmitted form gave no code")
 		}
 	})
+	t.Run("org id with dots shows the form again", func(t *testing.T) {
+		c, token := open(t)
+		form := approve(token)
+		form.Set("org", "a..b")
+		resp, page := env.submitConsent(t, c, form)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "Organisation:") || !strings.Contains(page, "letters, digits") {
+			t.Fatalf("status %d, page:\n%s", resp.StatusCode, page)
+		}
+	})
 
 	forged := []struct {
 		name       string

@@ -71,6 +71,8 @@ func TestMintRefuses(t *testing.T) {
 		{"unknown role", MintOptions{Role: "root"}},
 		{"unknown scope", MintOptions{Scopes: []string{"kadu.root"}}},
 		{"bad org", MintOptions{OrgID: "a b"}},
+		{"org with dots", MintOptions{OrgID: "a..b"}},
+		{"org with a colon", MintOptions{OrgID: "tenant:1"}},
 		{"negative TTL", MintOptions{TTL: -time.Second}},
 	}
 	for _, tt := range tests {
@@ -175,6 +177,7 @@ func TestOptionsValidation(t *testing.T) {
 		{"resource with fragment", func(o *Options) { o.Resource += "#x" }},
 		{"bad role", func(o *Options) { o.DefaultRole = "root" }},
 		{"bad org", func(o *Options) { o.DefaultOrg = "has space" }},
+		{"org with dots", func(o *Options) { o.DefaultOrg = "a..b" }},
 		{"bad subject", func(o *Options) { o.DefaultSubject = " padded" }},
 		{"negative TTL", func(o *Options) { o.AccessTokenTTL = -time.Minute }},
 	}

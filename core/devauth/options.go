@@ -184,27 +184,13 @@ func checkResource(s string) error {
 	return nil
 }
 
-// Limits on the identity chosen on the consent page.
-const (
-	maxOrgLen     = 64
-	maxSubjectLen = 128
-)
+// maxSubjectLen limits the subject chosen on the consent page.
+const maxSubjectLen = 128
 
-// checkOrg accepts organisation ids such as "org_dev" or "acme-1":
-// letters, digits and "_.:-", starting with a letter or digit.
-func checkOrg(s string) error {
-	if s == "" || len(s) > maxOrgLen {
-		return fmt.Errorf("want 1 to %d characters", maxOrgLen)
-	}
-	for i, r := range s {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			i > 0 && strings.ContainsRune("_.:-", r)
-		if !ok {
-			return fmt.Errorf("%q: use letters, digits and _ . : - (starting with a letter or digit)", s)
-		}
-	}
-	return nil
-}
+// checkOrg applies the one organisation id rule (auth.CheckOrgID) to the
+// consent page, Mint and DefaultOrg, so the embedded issuer never signs an
+// id the verifier would refuse.
+func checkOrg(s string) error { return auth.CheckOrgID(s) }
 
 // checkSubject accepts any printable text without leading or trailing
 // space, e.g. "dev-user" or "alice@example.com".

@@ -100,8 +100,12 @@ func (tf tokenFlags) options(fs *pflag.FlagSet, cfg *config.Config) (app.TokenOp
 
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if strings.TrimSpace(o.OrgID) == "" {
+	switch {
+	case strings.TrimSpace(o.OrgID) == "":
 		bad("--org must not be empty")
+	case auth.CheckOrgID(o.OrgID) != nil:
+		// The rule every token's organisation claim is verified against.
+		bad("--org %q is not an organisation id: want %s", o.OrgID, auth.OrgIDRule)
 	}
 	if strings.TrimSpace(o.Subject) == "" {
 		bad("--sub must not be empty")
