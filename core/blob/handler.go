@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -35,6 +36,8 @@ var (
 		"Nothing is stored under this URL: the upload was never completed or the file was deleted.", ""}
 	refuseInternal = refusal{http.StatusInternalServerError, "internal_error",
 		"The file could not be stored or read. Nothing was saved; try again in a moment.", ""}
+	refuseStorageFull = refusal{http.StatusServiceUnavailable, "unavailable",
+		"The file storage is full for now; nothing was stored and the URL can be used again. Retry after the Retry-After seconds.", ""}
 	refuseCompleted = refusal{http.StatusConflict, "upload_already_completed",
 		"This URL already received the file's content, which is never replaced; nothing was stored. Confirm the file (kadu_files_confirm) to check what was received. To send other content, create a new file with kadu_files_create.", ""}
 	refuseInProgress = refusal{http.StatusConflict, "upload_in_progress",
@@ -263,11 +266,24 @@ func (b *Bucket) refuse(r *http.Request, w http.ResponseWriter, rf refusal, key 
 	writeRefusal(w, rf)
 }
 
-// fail logs a storage failure and answers 500.
+// fail logs a storage failure and answers it: 503 with Retry-After when
+// the file system is full (nothing is wrong with the request and a retry
+// may succeed once space is back; the process's logger throttles the
+// repeats), else 500.
 func (b *Bucket) fail(r *http.Request, w http.ResponseWriter, key, op string, err error) {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		b.log.WarnContext(r.Context(), "blob storage full", "method", r.Method, "key", key, "op", op, "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(storageFullRetryAfter))
+		writeRefusal(w, refuseStorageFull)
+		return
+	}
 	b.log.ErrorContext(r.Context(), "blob storage failed", "method", r.Method, "key", key, "op", op, "err", err)
 	writeRefusal(w, refuseInternal)
 }
+
+// storageFullRetryAfter is the Retry-After, in seconds, of a PUT refused
+// for a full file system: the same 30 s the API sends for a full store.
+const storageFullRetryAfter = 30
 
 func writeRefusal(w http.ResponseWriter, rf refusal) {
 	if rf.allow != "" {

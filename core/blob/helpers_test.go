@@ -53,7 +53,13 @@ type fixture struct {
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	f := &fixture{clock: &clock{t: t0}, dir: filepath.Join(tb.TempDir(), "blobs"), logs: &syncBuffer{}}
+	return newFixtureIn(tb, filepath.Join(tb.TempDir(), "blobs"))
+}
+
+// newFixtureIn is newFixture with the bucket's directory at dir.
+func newFixtureIn(tb testing.TB, dir string) *fixture {
+	tb.Helper()
+	f := &fixture{clock: &clock{t: t0}, dir: dir, logs: &syncBuffer{}}
 	// Unstarted: the listener (127.0.0.1:0) exists, so PublicURL can name
 	// its address before the handler is built.
 	f.srv = httptest.NewUnstartedServer(nil)
