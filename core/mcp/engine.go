@@ -219,7 +219,38 @@ func (e *Engine) writeJSON(x *exchange, status int, v any) {
 }
 
 func (e *Engine) writeError(x *exchange, err *Error) {
+	// A 429 or 503 tells when to come back in the header too (SPEC §11: the
+	// HTTP status and Retry-After are the primary signal), whoever made the
+	// error: the engine, the catalog, a bundle pool that is busy.
+	if s := err.status(); (s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable) && x.w.Header().Get("Retry-After") == "" {
+		if secs, ok := retryAfterSeconds(err.Data); ok {
+			x.w.Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+	}
 	e.writeJSON(x, err.status(), response{JSONRPC: "2.0", ID: x.id(), Error: err})
+}
+
+// retryAfterSeconds reads data.retry_after_seconds of an error's data.
+func retryAfterSeconds(data any) (int, bool) {
+	var v any
+	switch d := data.(type) {
+	case map[string]any:
+		v = d["retry_after_seconds"]
+	case map[string]int:
+		n, ok := d["retry_after_seconds"]
+		return n, ok && n > 0
+	default:
+		return 0, false
+	}
+	switch n := v.(type) {
+	case int:
+		return n, n > 0
+	case int64:
+		return int(n), n > 0
+	case float64:
+		return int(n), n >= 1
+	}
+	return 0, false
 }
 
 func (e *Engine) writeResult(x *exchange, result any) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 )
 
 // handler answers one method: a result, or an error.
@@ -101,7 +100,6 @@ func (e *Engine) internal(x *exchange, err error) *Error {
 		// Logged (throttled) by the store's logger; the client retries.
 		e.log.WarnContext(x.r.Context(), "mcp: storage unavailable",
 			slog.String("request_id", x.requestID), slog.String("method", x.msg.method), slog.Any("error", err))
-		x.w.Header().Set("Retry-After", strconv.Itoa(storeRetryAfterSeconds))
 		return &Error{
 			Code: CodeUnavailable, Message: "Service unavailable", Status: http.StatusServiceUnavailable,
 			Data: map[string]any{"retry_after_seconds": storeRetryAfterSeconds, "reason": "store_unavailable"},
