@@ -19,8 +19,8 @@ import (
 // serveProcess starts `bin args…` (a `kadu serve` with --admin-addr) in
 // dir with env, waits until its admin listener answers /readyz, and stops
 // it with an interrupt when the test ends, logging its stderr if the test
-// failed.
-func serveProcess(t *testing.T, bin string, env []string, dir string, args ...string) {
+// failed. It returns the command, for a test that kills the process.
+func serveProcess(t *testing.T, bin string, env []string, dir string, args ...string) *exec.Cmd {
 	t.Helper()
 	admin := ""
 	for i, a := range args {
@@ -53,7 +53,7 @@ func serveProcess(t *testing.T, bin string, env []string, dir string, args ...st
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return
+				return cmd
 			}
 		}
 		if time.Now().After(deadline) {
@@ -69,6 +69,9 @@ func buildKadu(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "kadu")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	// A helper the go command leaves behind (telemetry upload) may hold
+	// the output pipe open long after the build is done.
+	cmd.WaitDelay = 10 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
