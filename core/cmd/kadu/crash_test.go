@@ -19,15 +19,16 @@ import (
 
 // slowAgent is an agent service (core/agent/HTTP_RUNNER.md) whose runs
 // stay running, having cost 5 centavos, until fast is set; runs created
-// after that succeed at once.
+// after that succeed at once, having cost doneCents.
 type slowAgent struct {
-	mu   sync.Mutex
-	fast bool
-	runs map[string]string // run id → status
+	mu        sync.Mutex
+	fast      bool
+	doneCents int
+	runs      map[string]string // run id → status
 }
 
 func newSlowAgent(t *testing.T) (*slowAgent, string) {
-	a := &slowAgent{runs: map[string]string{}}
+	a := &slowAgent{runs: map[string]string{}, doneCents: 1}
 	srv := httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(srv.Close)
 	return a, srv.URL
@@ -71,7 +72,7 @@ func (a *slowAgent) serve(w http.ResponseWriter, r *http.Request) {
 	case "running":
 		fmt.Fprintf(w, `{"run_id":%q,"status":"running","cost_cents":5}`, id)
 	case "succeeded":
-		fmt.Fprintf(w, `{"run_id":%q,"status":"succeeded","cost_cents":1,"output":{"summary":"done"}}`, id)
+		fmt.Fprintf(w, `{"run_id":%q,"status":"succeeded","cost_cents":%d,"output":{"summary":"done"}}`, id, a.doneCents)
 	default:
 		http.NotFound(w, r)
 	}
