@@ -30,6 +30,11 @@ import (
 //     ignored the end of its context.
 //   - cancelling, lease stale: cancelled.
 //
+// A run handed back by a replica that stopped normally (Stop; its lease's
+// owner is then "") is not stale however long the retry of its job takes,
+// for a single node may be down for a while: the retry runs it again, from
+// its last pause. Its deadline still holds.
+//
 // This does not depend on River: a job whose replica died stays running in
 // River's table until River's rescuer retries it (after the job's timeout),
 // and the retried job then finds its execution settled and does nothing.

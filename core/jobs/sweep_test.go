@@ -201,3 +201,42 @@ func TestUnknownPlanHoldsTheDefaultCap(t *testing.T) {
 		}
 	})
 }
+
+// TestHandedBackRunRunsAgain: a replica that stops normally mid-run hands
+// the run back; a replica started after longer than RescueAfter runs it
+// again instead of giving it up.
+func TestHandedBackRunRunsAgain(t *testing.T) {
+	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		db := open(t)
+		stopping := &endingRunner{started: make(chan string, 10), ended: make(chan string, 10)}
+		q, err := New(context.Background(), Options{
+			Store: db, Runner: stopping, Plans: testPlans, DefaultPlan: "developer", OutputDir: t.TempDir(),
+			PollInterval: 100 * time.Millisecond, CancelCheck: 50 * time.Millisecond, RescueAfter: time.Second,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		exe := launch(t, db, q, "org_a", "developer", playbook(stepParse))
+		<-stopping.started
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if err := q.Stop(ctx); err != nil {
+			t.Fatalf("Stop: %v", err)
+		}
+		q.Close()
+		time.Sleep(3 * time.Second) // down for longer than RescueAfter
+
+		runner := &countingRunner{runs: map[string]int{}}
+		startQueueWith(t, db, runner, func(o *Options) { o.RescueAfter = time.Second })
+		waitStatus(t, db, "org_a", exe.ID, store.StatusSucceeded)
+		runner.mu.Lock()
+		defer runner.mu.Unlock()
+		if n := runner.runs[exe.ID]; n != 1 {
+			t.Errorf("the handed-back run ran %d times on the new replica, want 1", n)
+		}
+	})
+}

@@ -15,9 +15,10 @@ import (
 // A lease is three columns of the execution: the owner (an id the replica
 // picks at start), when the owner last renewed it (Heartbeat), and the
 // deadline of the current run (the task's timeout_seconds). The store clears
-// them whenever the execution leaves running and cancelling. A run that
-// StartExecution has just started has no owner until ClaimRun; LostRuns then
-// measures its staleness from the start.
+// them whenever the execution leaves running and cancelling. The owner is
+// NULL for a run StartExecution has just started, until ClaimRun (LostRuns
+// then measures its staleness from the start), and "" for a run handed back
+// by a stopping replica (ReleaseRun), which waits for its job's retry.
 
 // ClaimRun gives owner the lease of the running execution id until the run
 // ends or deadline passes. It succeeds only when no replica holds the lease:
@@ -31,7 +32,8 @@ func (o *ops) ClaimRun(ctx context.Context, orgID, id, owner string, deadline ti
 		return errors.New("store: ClaimRun: empty owner")
 	}
 	res, err := o.write.ExecContext(ctx, `UPDATE executions SET run_owner = $3, heartbeat_at = $4, run_deadline = $5
-		WHERE org_id = $1 AND id = $2 AND status = 'running' AND run_owner IS NULL AND deleted_at IS NULL`,
+		WHERE org_id = $1 AND id = $2 AND status = 'running' AND (run_owner IS NULL OR run_owner = '')
+			AND deleted_at IS NULL`,
 		orgID, id, owner, o.d.timeArg(o.clock()), o.d.timeArg(deadline))
 	return leaseRow(res, err, id, "is not a running execution free to claim")
 }
@@ -58,14 +60,16 @@ func (o *ops) Heartbeat(ctx context.Context, orgID, id, owner string) (Status, e
 }
 
 // ReleaseRun hands owner's lease of execution id back, for a replica that
-// stops before the run ends: the retried job claims it again (ClaimRun).
-// The release counts as a renewal, so LostRuns gives the retry a full
-// stale period to start. ErrConflict when owner does not hold the lease.
+// stops before the run ends: the retried job, on any replica, claims it
+// again (ClaimRun). However long that takes (a single node may be down for
+// a while), LostRuns does not report a handed-back run as stale: only its
+// deadline, which the release keeps, or a cancel, ends it without a
+// retry. ErrConflict when owner does not hold the lease.
 func (o *ops) ReleaseRun(ctx context.Context, orgID, id, owner string) error {
 	if err := checkOrg(orgID); err != nil {
 		return err
 	}
-	res, err := o.write.ExecContext(ctx, `UPDATE executions SET run_owner = NULL, heartbeat_at = $4, run_deadline = NULL
+	res, err := o.write.ExecContext(ctx, `UPDATE executions SET run_owner = '', heartbeat_at = $4
 		WHERE org_id = $1 AND id = $2 AND run_owner = $3 AND status IN ('running', 'cancelling') AND deleted_at IS NULL`,
 		orgID, id, owner, o.d.timeArg(o.clock()))
 	return leaseRow(res, err, id, "is not leased by "+owner)
@@ -93,16 +97,17 @@ type LostRun struct {
 	// Overdue: the run's deadline passed (it is running past the task's
 	// timeout_seconds); otherwise its lease went stale.
 	Overdue bool
-	// Owner is the replica that held the lease; "" if none did (a run
-	// handed back or just started).
+	// Owner is the replica that held the lease; "" if none does (a run
+	// handed back, or started and never claimed).
 	Owner string
 }
 
 // LostRuns returns up to limit executions, across organisations, that are
 // running or cancelling with a lease last renewed before staleBefore (a run
-// never claimed counts from its last status change), and running ones whose
-// deadline is before overdueBefore. The caller moves each on with
-// Transition; of concurrent callers, one succeeds per execution.
+// never claimed counts from its last status change; a running one handed
+// back by ReleaseRun is never stale), and running ones whose deadline is
+// before overdueBefore. The caller moves each on with Transition; of
+// concurrent callers, one succeeds per execution.
 func (o *ops) LostRuns(ctx context.Context, staleBefore, overdueBefore time.Time, limit int) ([]LostRun, error) {
 	if limit <= 0 {
 		limit = 100
@@ -112,7 +117,8 @@ func (o *ops) LostRuns(ctx context.Context, staleBefore, overdueBefore time.Time
 			CASE WHEN status = 'running' AND run_deadline < $2 THEN 1 ELSE 0 END
 		FROM executions
 		WHERE status IN ('running', 'cancelling') AND deleted_at IS NULL
-			AND (COALESCE(heartbeat_at, updated_at) < $1 OR (status = 'running' AND run_deadline < $2))
+			AND ((COALESCE(heartbeat_at, updated_at) < $1 AND (status = 'cancelling' OR run_owner IS NULL OR run_owner <> ''))
+				OR (status = 'running' AND run_deadline < $2))
 		ORDER BY updated_at LIMIT $3`, stale, overdue, limit)
 	if err != nil {
 		return nil, fmt.Errorf("finding lost runs: %w", err)

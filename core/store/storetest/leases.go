@@ -86,6 +86,14 @@ func testRunLeaseRelease(t *testing.T, db *store.DB) {
 	wantOK(t, "ReleaseRun by a", db.ReleaseRun(ctx, org, e.ID, "replica-a"))
 	_, err := db.Heartbeat(ctx, org, e.ID, "replica-a")
 	wantErr(t, "Heartbeat after release", err, store.ErrConflict)
+	// However long the retry takes, a handed-back run is not stale...
+	if l, ok := lostIDs(t, db, time.Now().Add(time.Hour), time.Now())[e.ID]; ok {
+		t.Errorf("a handed-back run is reported lost: %+v", l)
+	}
+	// ...but its deadline still holds.
+	if l, ok := lostIDs(t, db, time.Now().Add(time.Hour), deadline.Add(time.Second))[e.ID]; !ok || !l.Overdue || l.Owner != "" {
+		t.Errorf("a handed-back run past its deadline: %+v (found %v), want overdue", l, ok)
+	}
 	wantOK(t, "ClaimRun by b", db.ClaimRun(ctx, org, e.ID, "replica-b", deadline))
 	got, err := db.GetExecution(ctx, org, e.ID)
 	wantOK(t, "GetExecution", err)

@@ -6,13 +6,18 @@
 -- task's timeout_seconds ends the current run. A running or cancelling
 -- execution whose lease is not renewed is given up by any replica's sweeper
 -- (core/jobs/sweep.go), so a crash never strands it. All three are NULL
--- outside running and cancelling.
+-- outside running and cancelling;
+-- run_owner is '' for a run handed back by a stopping replica.
 
 -- +goose Up
 ALTER TABLE executions ADD COLUMN run_owner text COLLATE "C";
 ALTER TABLE executions ADD COLUMN heartbeat_at timestamptz;
 ALTER TABLE executions ADD COLUMN run_deadline timestamptz;
 CREATE INDEX executions_active ON executions (status) WHERE status IN ('running', 'cancelling');
+-- Runs of the version before leases: handed back, so that the retry of their
+-- job (River's, for a process that died) runs them again rather than the
+-- sweeper failing them at the first start of this version.
+UPDATE executions SET run_owner = '' WHERE status IN ('running', 'cancelling');
 
 -- +goose Down
 DROP INDEX executions_active;
