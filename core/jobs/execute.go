@@ -122,7 +122,11 @@ func (w *executeWorker) run(ctx context.Context, exe store.Execution, resume *Re
 	if timeout <= 0 {
 		timeout = time.Hour
 	}
-	switch err := st.ClaimRun(ctx, exe.OrgID, exe.ID, q.owner, time.Now().Add(timeout)); {
+	switch status, err := st.ClaimRun(ctx, exe.OrgID, exe.ID, q.owner, time.Now().Add(timeout)); {
+	case err == nil && status == store.StatusCancelling:
+		// Cancelled before the run began: nothing to stop.
+		_, err := q.transition(ctx, exe.OrgID, exe.ID, []store.Status{store.StatusCancelling}, store.StatusCancelled, nil)
+		return ignoreConflict(err)
 	case errors.Is(err, store.ErrConflict):
 		// Another replica holds the run, or it ended meanwhile. If that
 		// replica dies, the sweeper settles the execution within

@@ -57,7 +57,7 @@ func orphan(t *testing.T, db *store.DB, org string, deadline time.Time, cents in
 	if exe, err = db.StartExecution(ctx, org, exe.ID, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ClaimRun(ctx, org, exe.ID, "dead", deadline); err != nil {
+	if _, err := db.ClaimRun(ctx, org, exe.ID, "dead", deadline); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.AddCost(ctx, org, exe.ID, cents); err != nil {

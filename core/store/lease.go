@@ -20,22 +20,33 @@ import (
 // then measures its staleness from the start), and "" for a run handed back
 // by a stopping replica (ReleaseRun), which waits for its job's retry.
 
-// ClaimRun gives owner the lease of the running execution id until the run
-// ends or deadline passes. It succeeds only when no replica holds the lease:
-// the run was just started by StartExecution, or handed back by ReleaseRun.
-// Otherwise, or when the execution is not running, it returns ErrConflict.
-func (o *ops) ClaimRun(ctx context.Context, orgID, id, owner string, deadline time.Time) error {
+// ClaimRun gives owner the lease of the running or cancelling execution id
+// until the run ends or deadline passes, and returns the execution's
+// status: cancelling means it was cancelled before the run began (the
+// claimer ends it rather than running it). It succeeds only when no replica
+// holds the lease: the run was just started by StartExecution, or handed
+// back by ReleaseRun. Otherwise, or when the execution is neither running
+// nor cancelling, it returns ErrConflict.
+func (o *ops) ClaimRun(ctx context.Context, orgID, id, owner string, deadline time.Time) (Status, error) {
 	if err := checkOrg(orgID); err != nil {
-		return err
+		return "", err
 	}
 	if owner == "" {
-		return errors.New("store: ClaimRun: empty owner")
+		return "", errors.New("store: ClaimRun: empty owner")
 	}
-	res, err := o.write.ExecContext(ctx, `UPDATE executions SET run_owner = $3, heartbeat_at = $4, run_deadline = $5
-		WHERE org_id = $1 AND id = $2 AND status = 'running' AND (run_owner IS NULL OR run_owner = '')
-			AND deleted_at IS NULL`,
-		orgID, id, owner, o.d.timeArg(o.clock()), o.d.timeArg(deadline))
-	return leaseRow(res, err, id, "is not a running execution free to claim")
+	var s Status
+	err := o.write.QueryRowContext(ctx, `UPDATE executions SET run_owner = $3, heartbeat_at = $4, run_deadline = $5
+		WHERE org_id = $1 AND id = $2 AND status IN ('running', 'cancelling') AND (run_owner IS NULL OR run_owner = '')
+			AND deleted_at IS NULL
+		RETURNING status`,
+		orgID, id, owner, o.d.timeArg(o.clock()), o.d.timeArg(deadline)).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("execution %s is not a run free to claim: %w", id, ErrConflict)
+	}
+	if err != nil {
+		return "", fmt.Errorf("claiming execution %s: %w", id, err)
+	}
+	return s, nil
 }
 
 // Heartbeat renews owner's lease of execution id and returns its status

@@ -13,6 +13,7 @@ import (
 var leaseTests = []suiteTest{
 	{"RunLease", testRunLease},
 	{"RunLeaseRelease", testRunLeaseRelease},
+	{"RunLeaseCancelledBeforeClaim", testRunLeaseCancelledBeforeClaim},
 	{"RunLeaseClearedOffRunning", testRunLeaseClearedOffRunning},
 	{"LostRuns", testLostRuns},
 	{"LostRunsConcurrentSweepers", testLostRunsConcurrentSweepers},
@@ -25,6 +26,16 @@ func running(t *testing.T, db *store.DB, org string) store.Execution {
 	e, err := db.StartExecution(t.Context(), org, newExecution(t, db, org, task.ID).ID, 0, nil)
 	wantOK(t, "StartExecution", err)
 	return e
+}
+
+// claim takes the lease of the running execution id for owner.
+func claim(t *testing.T, db *store.DB, org, id, owner string, deadline time.Time) {
+	t.Helper()
+	s, err := db.ClaimRun(t.Context(), org, id, owner, deadline)
+	wantOK(t, "ClaimRun by "+owner, err)
+	if s != store.StatusRunning {
+		t.Errorf("ClaimRun status = %s, want running", s)
+	}
 }
 
 // lostIDs returns the ids LostRuns reports, failing the test on an error.
@@ -46,9 +57,11 @@ func testRunLease(t *testing.T, db *store.DB) {
 	org := newOrg(t, db)
 	e := running(t, db, org)
 	deadline := time.Now().Add(time.Hour)
-	wantOK(t, "ClaimRun by a", db.ClaimRun(ctx, org, e.ID, "replica-a", deadline))
-	wantErr(t, "ClaimRun by b while a holds it", db.ClaimRun(ctx, org, e.ID, "replica-b", deadline), store.ErrConflict)
-	wantErr(t, "ClaimRun in another organisation", db.ClaimRun(ctx, newOrg(t, db), e.ID, "replica-b", deadline), store.ErrConflict)
+	claim(t, db, org, e.ID, "replica-a", deadline)
+	_, err := db.ClaimRun(ctx, org, e.ID, "replica-b", deadline)
+	wantErr(t, "ClaimRun by b while a holds it", err, store.ErrConflict)
+	_, err = db.ClaimRun(ctx, newOrg(t, db), e.ID, "replica-b", deadline)
+	wantErr(t, "ClaimRun in another organisation", err, store.ErrConflict)
 
 	s, err := db.Heartbeat(ctx, org, e.ID, "replica-a")
 	wantOK(t, "Heartbeat by a", err)
@@ -71,7 +84,23 @@ func testRunLease(t *testing.T, db *store.DB) {
 	wantErr(t, "Heartbeat after the end", err, store.ErrConflict)
 
 	q := newExecution(t, db, org, e.TaskID)
-	wantErr(t, "ClaimRun of a queued execution", db.ClaimRun(ctx, org, q.ID, "replica-a", deadline), store.ErrConflict)
+	_, err = db.ClaimRun(ctx, org, q.ID, "replica-a", deadline)
+	wantErr(t, "ClaimRun of a queued execution", err, store.ErrConflict)
+}
+
+// testRunLeaseCancelledBeforeClaim: a run cancelled between its start and
+// its claim is claimed as cancelling, for the claimer to end it.
+func testRunLeaseCancelledBeforeClaim(t *testing.T, db *store.DB) {
+	ctx := t.Context()
+	org := newOrg(t, db)
+	e := running(t, db, org)
+	_, err := db.Transition(ctx, org, e.ID, []store.Status{store.StatusRunning}, store.StatusCancelling, nil)
+	wantOK(t, "cancelling", err)
+	s, err := db.ClaimRun(ctx, org, e.ID, "replica-a", time.Now().Add(time.Hour))
+	wantOK(t, "ClaimRun", err)
+	if s != store.StatusCancelling {
+		t.Errorf("ClaimRun status = %s, want cancelling", s)
+	}
 }
 
 // testRunLeaseRelease: a stopping replica hands the run back and the
@@ -81,7 +110,7 @@ func testRunLeaseRelease(t *testing.T, db *store.DB) {
 	org := newOrg(t, db)
 	e := running(t, db, org)
 	deadline := time.Now().Add(time.Hour)
-	wantOK(t, "ClaimRun by a", db.ClaimRun(ctx, org, e.ID, "replica-a", deadline))
+	claim(t, db, org, e.ID, "replica-a", deadline)
 	wantErr(t, "ReleaseRun by b", db.ReleaseRun(ctx, org, e.ID, "replica-b"), store.ErrConflict)
 	wantOK(t, "ReleaseRun by a", db.ReleaseRun(ctx, org, e.ID, "replica-a"))
 	_, err := db.Heartbeat(ctx, org, e.ID, "replica-a")
@@ -94,7 +123,7 @@ func testRunLeaseRelease(t *testing.T, db *store.DB) {
 	if l, ok := lostIDs(t, db, time.Now().Add(time.Hour), deadline.Add(time.Second))[e.ID]; !ok || !l.Overdue || l.Owner != "" {
 		t.Errorf("a handed-back run past its deadline: %+v (found %v), want overdue", l, ok)
 	}
-	wantOK(t, "ClaimRun by b", db.ClaimRun(ctx, org, e.ID, "replica-b", deadline))
+	claim(t, db, org, e.ID, "replica-b", deadline)
 	got, err := db.GetExecution(ctx, org, e.ID)
 	wantOK(t, "GetExecution", err)
 	if got.Status != store.StatusRunning {
@@ -109,14 +138,14 @@ func testRunLeaseClearedOffRunning(t *testing.T, db *store.DB) {
 	org := newOrg(t, db)
 	e := running(t, db, org)
 	deadline := time.Now().Add(time.Hour)
-	wantOK(t, "ClaimRun by a", db.ClaimRun(ctx, org, e.ID, "replica-a", deadline))
+	claim(t, db, org, e.ID, "replica-a", deadline)
 	_, err := db.Transition(ctx, org, e.ID, []store.Status{store.StatusRunning}, store.StatusWaitingInput, waitFor)
 	wantOK(t, "waiting_input", err)
 	_, err = db.Transition(ctx, org, e.ID, []store.Status{store.StatusWaitingInput}, store.StatusQueued, nil)
 	wantOK(t, "queued", err)
 	_, err = db.StartExecution(ctx, org, e.ID, 0, nil)
 	wantOK(t, "StartExecution again", err)
-	wantOK(t, "ClaimRun by b", db.ClaimRun(ctx, org, e.ID, "replica-b", deadline))
+	claim(t, db, org, e.ID, "replica-b", deadline)
 	// Far in the future: every lease is stale, and the one found is b's.
 	lost := lostIDs(t, db, time.Now().Add(time.Hour), time.Now().Add(-time.Hour))
 	if l, ok := lost[e.ID]; !ok || l.Owner != "replica-b" || l.Overdue {
@@ -131,12 +160,12 @@ func testLostRuns(t *testing.T, db *store.DB) {
 	org := newOrg(t, db)
 	now := time.Now()
 	live := running(t, db, org)
-	wantOK(t, "claim live", db.ClaimRun(ctx, org, live.ID, "replica-a", now.Add(time.Hour)))
+	claim(t, db, org, live.ID, "replica-a", now.Add(time.Hour))
 	unclaimed := running(t, db, org) // started; its replica died before claiming
 	overdue := running(t, db, org)
-	wantOK(t, "claim overdue", db.ClaimRun(ctx, org, overdue.ID, "replica-a", now.Add(-time.Minute)))
+	claim(t, db, org, overdue.ID, "replica-a", now.Add(-time.Minute))
 	cancelling := running(t, db, org)
-	wantOK(t, "claim cancelling", db.ClaimRun(ctx, org, cancelling.ID, "replica-a", now.Add(-time.Minute)))
+	claim(t, db, org, cancelling.ID, "replica-a", now.Add(-time.Minute))
 	_, err := db.Transition(ctx, org, cancelling.ID, []store.Status{store.StatusRunning}, store.StatusCancelling, nil)
 	wantOK(t, "cancelling", err)
 	waiting := execIn(t, db, org, store.StatusWaitingInput)
@@ -182,7 +211,7 @@ func testLostRunsConcurrentSweepers(t *testing.T, db *store.DB) {
 	ctx := t.Context()
 	org := newOrg(t, db)
 	e := running(t, db, org)
-	wantOK(t, "ClaimRun", db.ClaimRun(ctx, org, e.ID, "replica-a", time.Now().Add(time.Hour)))
+	claim(t, db, org, e.ID, "replica-a", time.Now().Add(time.Hour))
 	const n = 6
 	errs := make([]error, n)
 	concurrently(n, func(i int) {
