@@ -86,12 +86,10 @@ func (a *API) orgFor(ctx context.Context, p *auth.Principal) (orgInfo, error) {
 		}
 		a.orgs.put(org, now)
 	}
-	plan, ok := a.plans[org.Plan]
-	name := org.Plan
+	plan, name, ok := config.ResolvePlan(a.plans, a.defaultPlan, org.Plan)
 	if !ok {
 		a.log.WarnContext(ctx, "api: organisation on a plan that is not configured; using the default plan",
 			slog.String("org_id", org.ID), slog.String("plan", org.Plan), slog.String("default_plan", a.defaultPlan))
-		name, plan = a.defaultPlan, a.plans[a.defaultPlan]
 	}
 	return orgInfo{id: org.ID, planName: name, plan: plan}, nil
 }

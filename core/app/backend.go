@@ -82,6 +82,8 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *
 		Store:             b.db,
 		Runner:            runner,
 		Plans:             cfg.Plans,
+		DefaultPlan:       cfg.Orgs.DefaultPlan,
+		RescueAfter:       cfg.Runner.RescueAfter,
 		Blobs:             b.blobs,
 		Logger:            log,
 		ExecutionJSON:     executionJSON(b.db, cfg),
@@ -107,13 +109,12 @@ const blobsPath = "/blobs"
 // the per-execution maximum of the organisation's plan.
 func executionJSON(db *store.DB, cfg *config.Config) func(store.Execution) json.RawMessage {
 	return func(e store.Execution) json.RawMessage {
-		planMax := cfg.Plans[cfg.Orgs.DefaultPlan].MaxCostPerExecutionCents
+		name := cfg.Orgs.DefaultPlan
 		if o, err := db.GetOrg(context.Background(), e.OrgID); err == nil {
-			if p, ok := cfg.Plans[o.Plan]; ok {
-				planMax = p.MaxCostPerExecutionCents
-			}
+			name = o.Plan
 		}
-		return api.ExecutionJSON(e, planMax)
+		plan, _, _ := cfg.PlanFor(name)
+		return api.ExecutionJSON(e, plan.MaxCostPerExecutionCents)
 	}
 }
 

@@ -14,9 +14,8 @@ import (
 // make" on every request, from a short-lived cache of organisation → plan:
 // a plan change reaches every replica within planLimitsTTL.
 type planLimits struct {
-	db    *store.DB
-	plans map[string]config.Plan
-	def   int // the default plan's limit: organisations not provisioned yet
+	db  *store.DB
+	cfg *config.Config // PlanFor: organisations not provisioned yet, or on a plan not configured, get the default plan's limit
 
 	mu      sync.Mutex
 	entries map[string]planLimitEntry
@@ -33,8 +32,7 @@ const (
 )
 
 func newPlanLimits(db *store.DB, cfg *config.Config) *planLimits {
-	return &planLimits{db: db, plans: cfg.Plans, def: cfg.Plans[cfg.Orgs.DefaultPlan].RequestsPerMinute,
-		entries: map[string]planLimitEntry{}}
+	return &planLimits{db: db, cfg: cfg, entries: map[string]planLimitEntry{}}
 }
 
 func (l *planLimits) requestsPerMinute(ctx context.Context, orgID string) (int, error) {
@@ -45,16 +43,16 @@ func (l *planLimits) requestsPerMinute(ctx context.Context, orgID string) (int, 
 	if ok && now.Before(e.expires) {
 		return e.perMinute, nil
 	}
-	n := l.def
+	name := l.cfg.Orgs.DefaultPlan
 	o, err := l.db.GetOrg(ctx, orgID)
 	switch {
 	case err == nil:
-		if p, ok := l.plans[o.Plan]; ok {
-			n = p.RequestsPerMinute
-		}
+		name = o.Plan
 	case !errors.Is(err, store.ErrNotFound):
 		return 0, err
 	}
+	plan, _, _ := l.cfg.PlanFor(name)
+	n := plan.RequestsPerMinute
 	l.mu.Lock()
 	if len(l.entries) >= planLimitsMax {
 		clear(l.entries)

@@ -214,8 +214,9 @@ func Defaults() Config {
 		},
 		Store: Store{Driver: DriverSQLite},
 		Runner: Runner{
-			Kind: RunnerBuiltin,
-			HTTP: HTTPRunner{Timeout: 30 * time.Second, PollInterval: time.Second},
+			Kind:        RunnerBuiltin,
+			RescueAfter: time.Minute,
+			HTTP:        HTTPRunner{Timeout: 30 * time.Second, PollInterval: time.Second},
 		},
 		Orgs:       Orgs{AutoProvision: toggleAuto, DefaultPlan: "developer", ExampleTasks: toggleAuto},
 		Webhooks:   Webhooks{AllowHosts: []string{}, Timeout: 15 * time.Second},

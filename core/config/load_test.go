@@ -487,7 +487,7 @@ func TestSchemaKeys(t *testing.T) {
 		"plugins.cache_dir", "plugins.watch",
 		"public_url",
 		"rate_limits.backend", "rate_limits.enabled", "rate_limits.ip_per_minute",
-		"runner.http.poll_interval", "runner.http.timeout", "runner.http.token", "runner.http.url", "runner.kind",
+		"runner.http.poll_interval", "runner.http.timeout", "runner.http.token", "runner.http.url", "runner.kind", "runner.rescue_after",
 		"store.driver", "store.dsn",
 		"webhooks.allow_hosts", "webhooks.timeout",
 	}

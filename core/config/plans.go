@@ -114,3 +114,24 @@ func (p *problems) planCount(key string, n int64) bool {
 	}
 	return false
 }
+
+// PlanFor resolves the plan an organisation on plan name is held to. It is
+// the one place that decides what an organisation whose plan is not
+// configured (renamed or removed after the organisation was provisioned,
+// or set by hand in the store) gets: orgs.default_plan, with every limit and
+// the monthly cost cap of that plan, never no limits. ok is false in that
+// case, so that the caller can log it; resolved names the plan used.
+func (c *Config) PlanFor(name string) (plan Plan, resolved string, ok bool) {
+	return ResolvePlan(c.Plans, c.Orgs.DefaultPlan, name)
+}
+
+// ResolvePlan is PlanFor for code that holds the plans and the default
+// plan's name rather than the Config (core/api and core/jobs take them as
+// options). defaultPlan must be one of plans; Validate makes it so for
+// orgs.default_plan.
+func ResolvePlan(plans map[string]Plan, defaultPlan, name string) (plan Plan, resolved string, ok bool) {
+	if p, found := plans[name]; found {
+		return p, name, true
+	}
+	return plans[defaultPlan], defaultPlan, false
+}

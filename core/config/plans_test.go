@@ -99,3 +99,29 @@ func unwrapLoad(t *testing.T, err error) error {
 	}
 	return w.Unwrap()
 }
+
+// PlanFor: a configured plan is itself; any other name, including the empty
+// one, is held to orgs.default_plan.
+func TestPlanFor(t *testing.T) {
+	t.Parallel()
+	c := Defaults()
+	c.Orgs.DefaultPlan = "developer"
+	for _, tt := range []struct {
+		name, resolved string
+		ok             bool
+	}{
+		{"team", "team", true},
+		{"developer", "developer", true},
+		{"gold", "developer", false},
+		{"", "developer", false},
+		{"TEAM", "developer", false},
+	} {
+		plan, resolved, ok := c.PlanFor(tt.name)
+		if resolved != tt.resolved || ok != tt.ok || plan != c.Plans[tt.resolved] {
+			t.Errorf("PlanFor(%q) = %+v, %q, %v; want plan %q, ok %v", tt.name, plan, resolved, ok, tt.resolved, tt.ok)
+		}
+		if plan.CostCapCents <= 0 {
+			t.Errorf("PlanFor(%q): cost cap %d, want the default plan's", tt.name, plan.CostCapCents)
+		}
+	}
+}

@@ -20,8 +20,24 @@ type Runner struct {
 	// service, configured under HTTP).
 	Kind string `koanf:"kind"`
 
+	// RescueAfter is how long a running or cancelling execution may go
+	// without its replica renewing its lease before any replica (or this
+	// one, restarted) gives it up: running fails with replica_lost (cost
+	// so far kept), cancelling ends cancelled. The lease is renewed every
+	// quarter of it and lost runs are looked for as often. Default 1m;
+	// from 1s to 1h.
+	RescueAfter time.Duration `koanf:"rescue_after"`
+
 	HTTP HTTPRunner `koanf:"http"`
 }
+
+// Bounds of runner.rescue_after: below a second renewals would load the
+// store; above an hour a crash would hold an organisation's concurrency
+// for too long.
+const (
+	minRescueAfter = time.Second
+	maxRescueAfter = time.Hour
+)
 
 // HTTPRunner configures the agent service used when runner.kind is http.
 type HTTPRunner struct {
@@ -46,6 +62,9 @@ type HTTPRunner struct {
 // is set; it is required only for the http runner.
 func (p *problems) runner(r *Runner) {
 	p.oneOf("runner.kind", r.Kind, allowedRunners)
+	if p.positive("runner.rescue_after", r.RescueAfter) && (r.RescueAfter < minRescueAfter || r.RescueAfter > maxRescueAfter) {
+		p.add("runner.rescue_after", "%s is out of range; want from %s to %s (default 1m)", r.RescueAfter, minRescueAfter, maxRescueAfter)
+	}
 	h := &r.HTTP
 	switch {
 	case h.URL != "":

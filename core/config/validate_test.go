@@ -232,6 +232,10 @@ func TestValidate(t *testing.T) {
 			c.Runner.HTTP.Token = "tok_abc.DEF-123"
 		}},
 		{name: "http runner on loopback", mutate: func(c *Config) { c.Runner.Kind = RunnerHTTP; c.Runner.HTTP.URL = "http://127.0.0.1:7070" }},
+		{name: "rescue_after short", mutate: func(c *Config) { c.Runner.RescueAfter = 2 * time.Second }},
+		{name: "rescue_after zero", mutate: func(c *Config) { c.Runner.RescueAfter = 0 }, wantKey: "runner.rescue_after", wantMsg: "positive duration"},
+		{name: "rescue_after too short", mutate: func(c *Config) { c.Runner.RescueAfter = 100 * time.Millisecond }, wantKey: "runner.rescue_after", wantMsg: "want from 1s to 1h0m0s"},
+		{name: "rescue_after too long", mutate: func(c *Config) { c.Runner.RescueAfter = 2 * time.Hour }, wantKey: "runner.rescue_after", wantMsg: "out of range"},
 		{name: "runner kind", mutate: func(c *Config) { c.Runner.Kind = "remote" }, wantKey: "runner.kind", wantMsg: "want one of builtin, http"},
 		{name: "http runner without url", mutate: func(c *Config) { c.Runner.Kind = RunnerHTTP }, wantKey: "runner.http.url", wantMsg: "required"},
 		{name: "runner url checked even when builtin", mutate: func(c *Config) { c.Runner.HTTP.URL = "agent:7070" }, wantKey: "runner.http.url", wantMsg: "scheme"},

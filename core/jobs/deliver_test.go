@@ -514,7 +514,7 @@ func BenchmarkDeliver(b *testing.B) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer srv.Close()
-	q, err := New(context.Background(), Options{Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans,
+	q, err := New(context.Background(), Options{Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans, DefaultPlan: "developer",
 		WebhookAllowHosts: []string{"127.0.0.1"}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kobana/kadu/core/agent"
+	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -27,12 +28,25 @@ type executeWorker struct {
 	q *Queue
 }
 
-// errCancelled marks a run stopped because its execution was cancelled.
-var errCancelled = errors.New("execution cancelled")
+// Timeout is above any task's timeout_seconds plus the grace the worker
+// gives a runner: the run's own deadline always ends it first. River's
+// rescuer retries the job of a dead replica after it.
+func (w *executeWorker) Timeout(*river.Job[executeArgs]) time.Duration {
+	return maxTaskTimeout + w.q.opts.TimeoutGrace + w.q.opts.RescueAfter
+}
+
+var (
+	// errCancelled marks a run stopped because its execution was cancelled.
+	errCancelled = errors.New("execution cancelled")
+	// errLeaseLost marks a run stopped because this replica no longer holds
+	// its lease: a sweeper settled the execution (sweep.go).
+	errLeaseLost = errors.New("the run's lease was lost")
+)
 
 // Work runs one execution from its current state. It is safe to retry: a
 // terminal or waiting execution is left alone, a cancelling one is
-// finished off, and a running one (its replica died mid-run) runs again.
+// finished off, and a running one runs again if its replica handed it back
+// when stopping (one that died is settled by the sweeper instead).
 func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) error {
 	q, org, id := w.q, job.Args.OrgID, job.Args.ExecutionID
 	st := q.opts.Store
@@ -45,13 +59,9 @@ func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) e
 	}
 	switch exe.Status {
 	case store.StatusQueued:
-		o, err := st.GetOrg(ctx, org)
+		plan, err := q.plan(ctx, org)
 		if err != nil {
-			return fmt.Errorf("loading organisation: %w", err)
-		}
-		plan, ok := q.opts.Plans[o.Plan]
-		if !ok {
-			return q.fail(ctx, exe, []store.Status{store.StatusQueued}, agent.FailureError, fmt.Sprintf("the organisation's plan %q is not configured", o.Plan))
+			return err
 		}
 		exe, err = q.start(ctx, org, id, plan.ConcurrentExecutions)
 		switch {
@@ -63,7 +73,7 @@ func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) e
 			return err
 		}
 	case store.StatusRunning:
-		// A replica died mid-run: run again.
+		// Handed back by a stopping replica: run again (run claims it).
 	case store.StatusCancelling:
 		_, err := q.transition(ctx, org, id, []store.Status{store.StatusCancelling}, store.StatusCancelled, nil)
 		return ignoreConflict(err)
@@ -112,23 +122,75 @@ func (w *executeWorker) run(ctx context.Context, exe store.Execution, resume *Re
 	if timeout <= 0 {
 		timeout = time.Hour
 	}
+	switch status, err := st.ClaimRun(ctx, exe.OrgID, exe.ID, q.owner, time.Now().Add(timeout)); {
+	case err == nil && status == store.StatusCancelling:
+		// Cancelled before the run began: nothing to stop.
+		_, err := q.transition(ctx, exe.OrgID, exe.ID, []store.Status{store.StatusCancelling}, store.StatusCancelled, nil)
+		return ignoreConflict(err)
+	case errors.Is(err, store.ErrConflict):
+		// Another replica holds the run, or it ended meanwhile. If that
+		// replica dies, the sweeper settles the execution within
+		// RescueAfter; look again then.
+		if cur, err := st.GetExecution(ctx, exe.OrgID, exe.ID); err == nil && cur.Status == store.StatusRunning {
+			return river.JobSnooze(q.opts.RescueAfter)
+		}
+		return nil
+	case err != nil:
+		return err
+	}
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, context.DeadlineExceeded)
 	defer cancel()
-	cancelRun, stopWatch := q.watchCancel(runCtx, exe.OrgID, exe.ID)
-	defer stopWatch()
 	runCtx, cancelCause := context.WithCancelCause(runCtx)
 	defer cancelCause(nil)
-	go func() {
-		select {
-		case <-cancelRun:
-			cancelCause(errCancelled)
-		case <-runCtx.Done():
-		}
-	}()
+	stopWatch := q.watchRun(runCtx, exe.OrgID, exe.ID, cancelCause)
+	defer stopWatch()
 
 	sink := newSink(q, exe, task)
-	outcome, runErr := q.opts.Runner.Run(runCtx, job, sink)
-	return q.finish(ctx, exe, outcome, runErr, context.Cause(runCtx), sink)
+	outcome, runErr := q.runBounded(runCtx, job, sink)
+	sink.close()
+	err = q.finish(ctx, exe, outcome, runErr, context.Cause(runCtx), sink)
+	if ctx.Err() != nil && !errors.Is(context.Cause(runCtx), errLeaseLost) {
+		// This replica is stopping: hand the run back for the retried job.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := st.ReleaseRun(rctx, exe.OrgID, exe.ID, q.owner); err != nil && !errors.Is(err, store.ErrConflict) {
+			q.log.WarnContext(rctx, "handing back a run", slog.String("execution_id", exe.ID), slog.Any("error", err))
+		}
+	}
+	return err
+}
+
+// runBounded runs the runner and returns its outcome, or, when runCtx ends
+// and the runner has not returned TimeoutGrace later, an error: a runner
+// that ignores its context cannot hold an execution past its
+// timeout_seconds or its cancel. The abandoned runner's later reports are
+// refused by the closed sink.
+func (q *Queue) runBounded(runCtx context.Context, job *agent.Job, sink *sink) (*agent.Outcome, error) {
+	type result struct {
+		out *agent.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := q.opts.Runner.Run(runCtx, job, sink)
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-runCtx.Done():
+	}
+	grace := time.NewTimer(q.opts.TimeoutGrace)
+	defer grace.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-grace.C:
+		q.log.WarnContext(runCtx, "runner did not stop when its run ended; abandoning it",
+			slog.String("execution_id", job.ExecutionID), slog.String("org_id", job.OrgID),
+			slog.Any("cause", context.Cause(runCtx)))
+		return nil, fmt.Errorf("runner still running %s after its run ended: %w", q.opts.TimeoutGrace, context.Cause(runCtx))
+	}
 }
 
 // finish records how a run ended.
@@ -136,6 +198,10 @@ func (q *Queue) finish(ctx context.Context, exe store.Execution, out *agent.Outc
 	org, id := exe.OrgID, exe.ID
 	running := []store.Status{store.StatusRunning}
 	switch {
+	case runErr != nil && errors.Is(cause, errLeaseLost):
+		q.log.WarnContext(ctx, "run stopped: another replica settled its execution",
+			slog.String("execution_id", id), slog.String("org_id", org))
+		return nil
 	case runErr != nil && errors.Is(cause, errCancelled):
 		_, err := q.transition(ctx, org, id, []store.Status{store.StatusCancelling}, store.StatusCancelled, func(e *store.Execution) {
 			e.Output = sink.partialOutput()
@@ -204,27 +270,65 @@ func ignoreConflict(err error) error {
 	return err
 }
 
-// watchCancel polls the execution's status and closes the returned
-// channel when it reads cancelling: the API that cancelled it may run on
-// another replica.
-func (q *Queue) watchCancel(ctx context.Context, org, id string) (<-chan struct{}, func()) {
-	cancelled := make(chan struct{})
-	ctx, stop := context.WithCancel(ctx)
+// watchRun watches a run until the returned stop is called: every
+// CancelCheck it reads the execution's status and ends the run with
+// errCancelled when it reads cancelling (the API that cancelled it may run
+// on another replica); every leaseInterval it renews the run's lease, and
+// ends the run with errLeaseLost when the lease is gone (a sweeper settled
+// the execution, believing this replica dead).
+func (q *Queue) watchRun(ctx context.Context, org, id string, end context.CancelCauseFunc) (stop func()) {
+	ctx, stop = context.WithCancel(ctx)
 	go func() {
-		t := time.NewTicker(q.opts.CancelCheck)
-		defer t.Stop()
+		check := time.NewTicker(q.opts.CancelCheck)
+		defer check.Stop()
+		renew := time.NewTicker(q.leaseInterval())
+		defer renew.Stop()
 		for {
+			var status store.Status
+			var err error
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
-				e, err := q.opts.Store.GetExecution(ctx, org, id)
-				if err == nil && e.Status == store.StatusCancelling || errors.Is(err, store.ErrNotFound) {
-					close(cancelled)
+			case <-check.C:
+				var e store.Execution
+				e, err = q.opts.Store.GetExecution(ctx, org, id)
+				status = e.Status
+			case <-renew.C:
+				status, err = q.opts.Store.Heartbeat(ctx, org, id, q.owner)
+				if errors.Is(err, store.ErrConflict) {
+					end(errLeaseLost)
 					return
 				}
 			}
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				end(errCancelled) // deleted meanwhile
+				return
+			case err != nil:
+				continue // the store is busy or away: the next tick tries again
+			case status == store.StatusCancelling:
+				end(errCancelled)
+				return
+			case status != store.StatusRunning:
+				end(errLeaseLost)
+				return
+			}
 		}
 	}()
-	return cancelled, stop
+	return stop
+}
+
+// plan is the organisation's plan as config.ResolvePlan resolves it: an
+// organisation on a plan that is not configured is held to DefaultPlan.
+func (q *Queue) plan(ctx context.Context, orgID string) (config.Plan, error) {
+	o, err := q.opts.Store.GetOrg(ctx, orgID)
+	if err != nil {
+		return config.Plan{}, fmt.Errorf("loading organisation: %w", err)
+	}
+	plan, _, ok := config.ResolvePlan(q.opts.Plans, q.opts.DefaultPlan, o.Plan)
+	if !ok {
+		q.log.WarnContext(ctx, "jobs: organisation on a plan that is not configured; using the default plan",
+			slog.String("org_id", orgID), slog.String("plan", o.Plan), slog.String("default_plan", q.opts.DefaultPlan))
+	}
+	return plan, nil
 }

@@ -181,7 +181,7 @@ func (s *sink) writeBlob(ctx context.Context, name, contentType string, data []b
 	if err != nil {
 		return "", fmt.Errorf("recording output file %s: %w", name, err)
 	}
-	s.files = append(s.files, f.ID)
+	s.addFile(f.ID)
 	return f.ID, nil
 }
 

@@ -91,7 +91,7 @@ func sha256Hex(data []byte) string {
 func newFileQueue(t *testing.T, db *store.DB, blobs Blobs, start bool) *Queue {
 	t.Helper()
 	q, err := New(context.Background(), Options{
-		Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans, Blobs: blobs,
+		Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans, DefaultPlan: "developer", Blobs: blobs,
 		PollInterval: 100 * time.Millisecond, CancelCheck: 50 * time.Millisecond,
 		Logger: slog.New(slog.DiscardHandler),
 	})

@@ -22,12 +22,27 @@ import (
 	"github.com/kobana/kadu/core/webhook"
 )
 
-// Options configure a Queue. Store, Runner and Plans are required.
+// Options configure a Queue. Store, Runner, Plans and DefaultPlan are
+// required.
 type Options struct {
 	Store  *store.DB
 	Runner agent.Runner
-	// Plans are the configured plans; an organisation's plan name picks one.
+	// Plans are the configured plans; an organisation's plan name picks one
+	// (config.ResolvePlan).
 	Plans map[string]config.Plan
+	// DefaultPlan, one of Plans, is the plan of an organisation whose own
+	// plan is not configured: its limits and monthly cost cap apply.
+	DefaultPlan string
+	// RescueAfter is how long a running or cancelling execution may go
+	// without its replica renewing its lease before any replica gives it
+	// up (sweep.go): running fails with replica_lost, cancelling ends
+	// cancelled. The lease is renewed, and lost runs looked for, every
+	// quarter of it. Default 1 min (config runner.rescue_after).
+	RescueAfter time.Duration
+	// TimeoutGrace is how long a run may go on after its timeout_seconds
+	// or a cancel before the worker stops waiting for the runner and
+	// settles the execution anyway (default 10 s).
+	TimeoutGrace time.Duration
 	// OutputDir is where output files are written when Blobs is nil:
 	// OutputDir/<org>/<execution>/<file id>/<name>, with no files row.
 	OutputDir string
@@ -94,6 +109,9 @@ type Queue struct {
 	hooks    *webhook.Client
 	opts     Options
 	log      *slog.Logger
+	owner    string // this replica's name in run leases (store.ClaimRun)
+
+	sweeper *sweeper // sweep.go; a pointer so that tests may copy a Queue
 }
 
 // New migrates River's tables in the store's database and builds the
@@ -101,6 +119,15 @@ type Queue struct {
 func New(ctx context.Context, opts Options) (*Queue, error) {
 	if opts.Store == nil || opts.Runner == nil || opts.Plans == nil {
 		return nil, errors.New("jobs: Options.Store, Runner and Plans are required")
+	}
+	if _, ok := opts.Plans[opts.DefaultPlan]; !ok {
+		return nil, fmt.Errorf("jobs: Options.DefaultPlan %q is not one of Plans", opts.DefaultPlan)
+	}
+	if opts.RescueAfter <= 0 {
+		opts.RescueAfter = time.Minute
+	}
+	if opts.TimeoutGrace <= 0 {
+		opts.TimeoutGrace = 10 * time.Second
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 10
@@ -140,7 +167,7 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 	if opts.WebhookWorkers <= 0 {
 		opts.WebhookWorkers = 10
 	}
-	q := &Queue{opts: opts, log: opts.Logger, hooks: webhook.NewClient(webhook.ClientOptions{
+	q := &Queue{opts: opts, log: opts.Logger, owner: replicaName(), sweeper: &sweeper{}, hooks: webhook.NewClient(webhook.ClientOptions{
 		AllowHosts: opts.WebhookAllowHosts, Timeout: opts.WebhookTimeout})}
 	pollOnly := true
 	if opts.ListenerDSN != "" && opts.Store.Driver() == store.DriverPostgres {
@@ -170,9 +197,15 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		// fetch (River's default, 100 ms, would make every launch wait it).
 		FetchCooldown: min(20*time.Millisecond, opts.PollInterval),
 		PollOnly:      pollOnly,
-		JobTimeout:    -1, // executions have their own timeout (task.timeout_seconds)
-		MaxAttempts:   5,
-		Logger:        quiet(opts.Logger),
+		// Every job has a timeout, so that River's rescuer retries the jobs
+		// of a replica that died (a timeout of -1 would leave them running
+		// for ever). Deliveries and maintenance take jobTimeout; executions
+		// take their own (executeWorker.Timeout), and their rows are given
+		// up much sooner by the lease sweeper (sweep.go).
+		JobTimeout:           jobTimeout,
+		RescueStuckJobsAfter: jobTimeout + opts.RescueAfter,
+		MaxAttempts:          5,
+		Logger:               quiet(opts.Logger),
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(opts.MaintenanceInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return maintenanceArgs{}, nil },
@@ -252,13 +285,22 @@ func (h levelFloor) WithGroup(name string) slog.Handler {
 	return levelFloor{h.Handler.WithGroup(name), h.min}
 }
 
-// Start begins working jobs until Stop.
-func (q *Queue) Start(ctx context.Context) error { return q.client.Start(ctx) }
+// Start begins working jobs, and looking for executions whose replica
+// died (sweep.go), until Stop.
+func (q *Queue) Start(ctx context.Context) error {
+	if err := q.client.Start(ctx); err != nil {
+		return err
+	}
+	q.sweeper.start(q)
+	return nil
+}
 
 // Stop stops fetching, lets running jobs finish until ctx is done, then
-// cancels them. An execution interrupted that way stays running and its
-// job is retried, on any replica, from the start of its current run.
+// cancels them. An execution interrupted that way stays running, its lease
+// is handed back, and its job is retried, on any replica, from the start
+// of its current run.
 func (q *Queue) Stop(ctx context.Context) error {
+	q.sweeper.stop()
 	err := q.client.Stop(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return q.client.StopAndCancel(context.Background())

@@ -59,7 +59,7 @@ var testPlans = map[string]config.Plan{
 func startQueue(t *testing.T, db *store.DB, runner agent.Runner) *Queue {
 	t.Helper()
 	q, err := New(context.Background(), Options{
-		Store: db, Runner: runner, Plans: testPlans, OutputDir: t.TempDir(),
+		Store: db, Runner: runner, Plans: testPlans, DefaultPlan: "developer", OutputDir: t.TempDir(),
 		PollInterval: 100 * time.Millisecond, CancelCheck: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

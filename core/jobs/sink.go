@@ -3,10 +3,13 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kobana/kadu/core/agent"
 	"github.com/kobana/kadu/core/store"
@@ -14,15 +17,43 @@ import (
 
 // sink records what a runner reports for one execution: steps in the
 // store, costs against the execution's and the organisation's caps, and
-// output files. One sink serves one run, from the runner's goroutine.
+// output files. One sink serves one run, from the runner's goroutine; the
+// worker closes it when the run ends, so that a runner it stopped waiting
+// for (runBounded) records nothing more.
 type sink struct {
 	q     *Queue
 	exe   store.Execution
 	task  store.Task
 	steps map[string]string // runner step id → store step id
-	files []string          // output file ids written in this run
 	ready bool              // steps of earlier runs loaded
 	cap   *int64            // the organisation's monthly cap, loaded at the first charge
+
+	mu     sync.Mutex // guards files and closed: close and partialOutput run on the worker's goroutine
+	files  []string   // output file ids written in this run
+	closed bool
+}
+
+// errSinkClosed answers a runner that reports after its run ended.
+var errSinkClosed = errors.New("the run has ended: nothing more is recorded")
+
+// close refuses every later report.
+func (s *sink) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+func (s *sink) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// addFile notes an output file written in this run.
+func (s *sink) addFile(id string) {
+	s.mu.Lock()
+	s.files = append(s.files, id)
+	s.mu.Unlock()
 }
 
 func newSink(q *Queue, exe store.Execution, task store.Task) *sink {
@@ -38,6 +69,9 @@ type stepData struct {
 }
 
 func (s *sink) RecordStep(ctx context.Context, step agent.Step) error {
+	if s.isClosed() {
+		return errSinkClosed
+	}
 	st, org := s.q.opts.Store, s.exe.OrgID
 	if !s.ready {
 		// A resumed execution reports its paused step again: find the
@@ -91,6 +125,9 @@ func (s *sink) RecordStep(ctx context.Context, step agent.Step) error {
 // organisation's monthly cap (SPEC §7.3): crossing either ends the run with
 // cost_cap_exceeded, partial output kept.
 func (s *sink) Charge(ctx context.Context, cents int64) error {
+	if s.isClosed() {
+		return errSinkClosed
+	}
 	st, org := s.q.opts.Store, s.exe.OrgID
 	total, err := st.AddCost(ctx, org, s.exe.ID, cents)
 	if err != nil {
@@ -100,13 +137,9 @@ func (s *sink) Charge(ctx context.Context, cents int64) error {
 		return fmt.Errorf("%w: the execution cost %d centavos, over its maximum of %d", agent.ErrCostCap, total, max)
 	}
 	if s.cap == nil { // a run's plan does not change under it: read it once
-		o, err := st.GetOrg(ctx, org)
+		plan, err := s.q.plan(ctx, org)
 		if err != nil {
 			return err
-		}
-		plan, ok := s.q.opts.Plans[o.Plan]
-		if !ok {
-			return nil
 		}
 		s.cap = &plan.CostCapCents
 	}
@@ -123,6 +156,9 @@ func (s *sink) Charge(ctx context.Context, cents int64) error {
 // WriteFile stores an output file as a blob with its files row (files.go),
 // or, without Blobs, under OutputDir with no row.
 func (s *sink) WriteFile(ctx context.Context, name, contentType string, data []byte) (string, error) {
+	if s.isClosed() {
+		return "", errSinkClosed
+	}
 	if s.q.opts.OutputDir == "" && s.q.opts.Blobs == nil {
 		return "", fmt.Errorf("output files are not configured on this replica")
 	}
@@ -141,16 +177,18 @@ func (s *sink) WriteFile(ctx context.Context, name, contentType string, data []b
 	if err := os.WriteFile(filepath.Join(dir, base), data, 0o600); err != nil {
 		return "", fmt.Errorf("writing output file: %w", err)
 	}
-	s.files = append(s.files, id)
+	s.addFile(id)
 	return id, nil
 }
 
 // partialOutput is what a cancelled run leaves: the files it wrote.
 func (s *sink) partialOutput() *store.Output {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.files) == 0 {
 		return s.exe.Output
 	}
-	return &store.Output{Summary: "Cancelled.", FileIDs: s.files}
+	return &store.Output{Summary: "Cancelled.", FileIDs: slices.Clone(s.files)}
 }
 
 func firstNonEmpty(vs ...string) string {

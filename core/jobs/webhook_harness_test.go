@@ -163,7 +163,7 @@ func (c *fakeClock) add(d time.Duration) time.Time {
 func newHookQueue(t *testing.T, db *store.DB, clock *fakeClock, start bool) *Queue {
 	t.Helper()
 	q, err := New(context.Background(), Options{
-		Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans, OutputDir: t.TempDir(),
+		Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans, DefaultPlan: "developer", OutputDir: t.TempDir(),
 		PollInterval: 50 * time.Millisecond, CancelCheck: 50 * time.Millisecond,
 		WebhookAllowHosts: []string{"127.0.0.1"}, Now: clock.Now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

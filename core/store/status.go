@@ -5,7 +5,7 @@ import "slices"
 // Status is where an execution is in its life (SPEC §7.1):
 //
 //	queued ──► running ──► succeeded
-//	  │          ├───────► failed        (error, timeout, cost_cap_exceeded)
+//	  │          ├───────► failed        (error, timeout, cost_cap_exceeded, replica_lost)
 //	  │          └───────► waiting_input ──continue──► queued
 //	  │                       ├──cancel──► cancelled
 //	  │                       └──expires─► expired

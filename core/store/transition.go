@@ -110,9 +110,14 @@ func (o *ops) transition(ctx context.Context, q querier, orgID, id string, from 
 	if err != nil {
 		return Execution{}, err
 	}
+	// The run's lease (lease.go) lives only while running or cancelling.
+	lease := ""
+	if to != StatusRunning && to != StatusCancelling {
+		lease = ", run_owner = NULL, heartbeat_at = NULL, run_deadline = NULL"
+	}
 	// RETURNING the cost: an AddCost may have committed since we read.
 	err = q.QueryRowContext(ctx, `UPDATE executions SET status = $3, output = $4, pending_input = $5,
-		pending_expires_at = $6, failure = $7, runner_state = $8, started_at = $9, finished_at = $10, updated_at = $11
+		pending_expires_at = $6, failure = $7, runner_state = $8, started_at = $9, finished_at = $10, updated_at = $11`+lease+`
 		WHERE org_id = $1 AND id = $2 AND status = $12 AND deleted_at IS NULL
 		RETURNING cost_cents`,
 		orgID, id, string(to), output, pending, expires, failure, state,

@@ -70,6 +70,9 @@ func buildKadu(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "kadu")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	// A helper the go command leaves behind (telemetry upload) may hold
+	// the output pipe open long after the build is done.
+	cmd.WaitDelay = 10 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -61,6 +61,7 @@ func Run(t *testing.T, open Opener) {
 	tests = append(tests, fileTests...)
 	tests = append(tests, webhookTests...)
 	tests = append(tests, approvalTests...)
+	tests = append(tests, leaseTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
