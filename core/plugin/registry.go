@@ -90,7 +90,7 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 	set := opts.settings()
 	r := &Registry{
 		set: set, cache: cache, dispatcher: opts.Dispatcher, sealer: sealer,
-		budget: newBudget(set.budget), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
+		budget: newBudget(set), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
 	}
 	r.failures.Store(&map[string]failure{})
 	r.snap.Store(newSnapshot().seal())
@@ -317,6 +317,7 @@ type BundleStatus struct {
 	Pools            int        `json:"pools"`          // organisations with a pool
 	IdleInstances    int        `json:"idle_instances"` // pooled, ready
 	Instances        int64      `json:"instances"`      // live, busy ones included
+	MemoryBytes      int64      `json:"memory_bytes"`   // charged to the memory budget by its instances
 	InFlight         int64      `json:"in_flight"`
 	Calls            int64      `json:"calls"`
 	Faults           int64      `json:"faults"`
@@ -341,7 +342,7 @@ func (r *Registry) Status() []BundleStatus {
 		loaded := v.loadedAt
 		st := BundleStatus{
 			Name: v.cfg.Name, Version: v.man.m.Version, SHA256: v.sha, Path: v.cfg.Path, State: StateLoaded,
-			LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), InFlight: v.inFlight(),
+			LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), MemoryBytes: v.memBytes.Load(), InFlight: v.inFlight(),
 			Calls: v.calls.Load(), Faults: faults, APICalls: v.apiCalls.Load(),
 		}
 		if !until.IsZero() {
