@@ -66,6 +66,11 @@ type BundleConfig struct {
 	// Config holds the values config_get returns. They may be secrets: they
 	// are never logged.
 	Config map[string]string
+	// Required makes New fail when the bundle does not load. A bundle that
+	// is not required and does not load is skipped: logged, listed as
+	// failed by Status, and the others serve. Reload ignores it (a failed
+	// reload never unloads a working version).
+	Required bool
 }
 
 // Limits bound a bundle's instances and calls. A zero field takes its
@@ -119,7 +124,7 @@ func (f DispatcherFunc) Dispatch(ctx context.Context, p *auth.Principal, method,
 // Options configure a Registry. A nil *Options is not allowed: Dispatcher
 // is required.
 type Options struct {
-	// Bundles are loaded by New; every one must load.
+	// Bundles are loaded by New; every Required one must load.
 	Bundles []BundleConfig
 	// CacheDir holds wazero's compilation cache on disk, so a restart does
 	// not recompile unchanged bundles. Empty: an in-memory cache.
@@ -264,7 +269,7 @@ func equalFoldHex(a, b string) bool {
 // linear memory: wazero's bookkeeping for one module (function and table
 // instances, globals, the call stack). Measured for the first-party Go
 // bundles, the heaviest the project ships: see RATIONALE.md.
-const instanceOverhead = 512 << 10
+const instanceOverhead = 1 << 20
 
 // settings are the registry-wide options after defaults.
 type settings struct {

@@ -61,6 +61,8 @@ type version struct {
 	apiCalls  atomic.Int64
 	instances atomic.Int64 // live modules of this version, describe included
 
+	file fileState // the file it was loaded from, as last checked
+
 	memBytes    atomic.Int64 // charged to the budget by its instances
 	memEstimate atomic.Int64 // committed memory reserved for a new instance: the most one held when going idle
 }
