@@ -24,9 +24,9 @@ func (r *Registry) requiredLoaded(bundles []BundleConfig, loadErr error) error {
 		switch {
 		case !ok:
 		case b.Required:
-			fatal = append(fatal, fmt.Errorf("required bundle %q did not load from %s: %w; restore the file, "+
-				"or pin the file there (sha256), or set plugins.bundles.%s.required to false to start without it",
-				b.Name, b.Path, f.err, b.Name))
+			fatal = append(fatal, fmt.Errorf("required bundle %q did not load from %s: %w; restore the file "+
+				"or pin the one there (sha256), or make the bundle optional (required: false) to start without it",
+				b.Name, b.Path, f.err))
 		default:
 			optional++
 		}
