@@ -351,8 +351,8 @@ func (r *Registry) Status() []BundleStatus {
 		loaded := v.loadedAt
 		st := BundleStatus{
 			Name: v.cfg.Name, Version: v.man.m.Version, SHA256: v.sha, Path: v.cfg.Path, State: StateLoaded,
-			LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), MemoryBytes: v.memBytes.Load(), InFlight: v.inFlight(),
-			Calls: v.calls.Load(), Faults: faults, APICalls: v.apiCalls.Load(),
+			LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), InFlight: v.inFlight(),
+			Calls: v.calls.Load(), Faults: faults, APICalls: v.apiCalls.Load(), MemoryBytes: v.memBytes.Load(),
 		}
 		if !until.IsZero() {
 			st.State, st.QuarantinedUntil = StateQuarantined, &until
