@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"fmt"
+	"math"
 	"syscall"
 )
 
@@ -18,8 +19,8 @@ type region struct {
 
 func newRegion(maxBytes uint64) region {
 	r := region{max: maxBytes}
-	if maxBytes == 0 {
-		return r
+	if maxBytes == 0 || maxBytes > math.MaxInt {
+		return r // nothing to reserve, or more than this platform's int: the Go-slice fallback
 	}
 	b, err := syscall.Mmap(-1, 0, int(maxBytes), syscall.PROT_NONE,
 		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
