@@ -124,6 +124,7 @@ func startSwapServer(t *testing.T, builds ...swapBuild) (*testServer, *reloadabl
 // adminBody is what /admin/plugins and /admin/plugins/reload answer.
 type adminBody struct {
 	Bundles []plugin.BundleStatus `json:"bundles"`
+	Memory  plugin.MemoryStatus   `json:"memory"`
 	Error   string                `json:"error"`
 }
 

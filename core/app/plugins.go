@@ -34,22 +34,35 @@ func bundleConfigs(cfg *config.Config) []plugin.BundleConfig {
 				MaxOutputBytes:        b.MaxOutputBytes,
 				PoolSize:              b.PoolSize,
 				APICallsPerInvocation: b.APICalls,
+				IdleTTL:               cfg.Plugins.IdleTTL,
 			},
-			Config: b.SettingsMap(),
+			Config:   b.SettingsMap(),
+			Required: b.Required,
 		})
 	}
 	return out
 }
 
-// openPlugins loads the configured bundles. A bundle that does not load
-// stops start-up with an error naming it: an operator sees it at once,
-// rather than a server missing tools.
+// openPlugins loads the configured bundles. A required bundle that does
+// not load stops start-up with an error naming it and its file: an
+// operator sees it at once, rather than a server missing tools. Any other
+// bundle that does not load is skipped, logged and listed as failed in
+// GET /admin/plugins, and the others serve.
 func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, error) {
+	pl := a.cfg.Plugins
 	reg, err := plugin.New(ctx, &plugin.Options{
-		Bundles:    bundleConfigs(a.cfg),
-		CacheDir:   a.cfg.PluginCacheDir(),
-		Dispatcher: a.dispatch,
-		SealKey:    subKey(a.backend.key, "plugin-state"),
+		Bundles:              bundleConfigs(a.cfg),
+		CacheDir:             a.cfg.PluginCacheDir(),
+		Dispatcher:           a.dispatch,
+		SealKey:              subKey(a.backend.key, "plugin-state"),
+		GlobalInstanceBudget: pl.MaxInstances,
+		MemoryBudget:         int64(pl.MemoryBudgetMiB) << 20,
+		OrgSharePercent:      pl.OrgSharePercent,
+		MemoryWait:           pl.MemoryWait,
+		DrainTimeout:         pl.DrainTimeout,
+		Quarantine: plugin.QuarantinePolicy{
+			Faults: pl.Quarantine.Faults, Window: pl.Quarantine.Window, Cooldown: pl.Quarantine.Cooldown,
+		},
 		ReloadConfig: func(ctx context.Context) ([]plugin.BundleConfig, error) {
 			cfg, err := a.reloadConfig(opts)
 			if err != nil {

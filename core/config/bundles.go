@@ -63,6 +63,7 @@ func firstPartyBundles() map[string]Bundle {
 func firstParty(name, sha256 string, routes ...string) Bundle {
 	return Bundle{
 		Enabled:        true,
+		Required:       true,
 		Path:           "bin/plugins/" + name + ".wasm",
 		SHA256:         sha256,
 		Routes:         routes,

@@ -221,7 +221,7 @@ func Defaults() Config {
 		Orgs:       Orgs{AutoProvision: toggleAuto, DefaultPlan: "developer", ExampleTasks: toggleAuto},
 		Webhooks:   Webhooks{AllowHosts: []string{}, Timeout: 15 * time.Second},
 		RateLimits: RateLimits{Enabled: true, IPPerMinute: 60, Backend: RateLimitAuto},
-		Plugins:    Plugins{Watch: true, Bundles: firstPartyBundles()},
+		Plugins:    defaultPlugins(),
 		Confirm:    Confirm{StateTTL: 5 * time.Minute, ApprovalTTL: 15 * time.Minute},
 		Plans:      builtinPlans(),
 	}

@@ -22,9 +22,81 @@ type Plugins struct {
 	// true.
 	Watch bool `koanf:"watch"`
 
+	// MemoryBudgetMiB caps the memory of every live bundle instance
+	// together: each is counted by its committed linear memory plus a
+	// fixed overhead. Idle instances are closed, least recently used first,
+	// to make room; when every instance is busy a call waits MemoryWait,
+	// then fails with -31503 "overloaded" (retry). Default 512.
+	MemoryBudgetMiB int `koanf:"memory_budget_mib"`
+
+	// OrgSharePercent is the part of the memory budget one organisation
+	// may hold, 1 to 100: over it, its own idle instances are closed first
+	// and the others' are left alone. Default 25.
+	OrgSharePercent int `koanf:"org_share_percent"`
+
+	// MaxInstances caps live bundle instances, whatever their size.
+	// Default 256.
+	MaxInstances int `koanf:"max_instances"`
+
+	// MemoryWait bounds how long a call waits for room in the memory
+	// budget while every instance is busy. Default 5s.
+	MemoryWait time.Duration `koanf:"memory_wait"`
+
+	// IdleTTL closes pooled instances idle for longer. Default 5m.
+	IdleTTL time.Duration `koanf:"idle_ttl"`
+
+	// DrainTimeout bounds how long a replaced bundle version waits for its
+	// calls in flight before it is closed under them. Default 30s.
+	DrainTimeout time.Duration `koanf:"drain_timeout"`
+
+	// Quarantine is the circuit breaker of every bundle version.
+	Quarantine Quarantine `koanf:"quarantine"`
+
 	// Bundles are the enabled bundles, by name: plugins.bundles.<name>.<field>.
 	// The name is the bundle's manifest name.
 	Bundles map[string]Bundle `koanf:"bundles"`
+}
+
+// Quarantine is the circuit breaker of a bundle version: Faults faults
+// (trap, timeout, memory limit, oversized or invalid output) within Window
+// make every call to it fail at once for Cooldown.
+type Quarantine struct {
+	// Faults within Window that quarantine the version. Default 5.
+	Faults int `koanf:"faults"`
+	// Window is how far back faults count. Default 1m.
+	Window time.Duration `koanf:"window"`
+	// Cooldown is how long the quarantine lasts. Default 30s.
+	Cooldown time.Duration `koanf:"cooldown"`
+}
+
+// Plugin pool defaults (plugins.*).
+const (
+	DefaultPluginMemoryBudgetMiB = 512
+	DefaultPluginOrgSharePercent = 25
+	DefaultPluginMaxInstances    = 256
+	DefaultPluginMemoryWait      = 5 * time.Second
+	DefaultPluginIdleTTL         = 5 * time.Minute
+	DefaultPluginDrainTimeout    = 30 * time.Second
+	DefaultQuarantineFaults      = 5
+	DefaultQuarantineWindow      = time.Minute
+	DefaultQuarantineCooldown    = 30 * time.Second
+)
+
+// defaultPlugins is the plugins section of the embedded defaults.
+func defaultPlugins() Plugins {
+	return Plugins{
+		Watch:           true,
+		MemoryBudgetMiB: DefaultPluginMemoryBudgetMiB,
+		OrgSharePercent: DefaultPluginOrgSharePercent,
+		MaxInstances:    DefaultPluginMaxInstances,
+		MemoryWait:      DefaultPluginMemoryWait,
+		IdleTTL:         DefaultPluginIdleTTL,
+		DrainTimeout:    DefaultPluginDrainTimeout,
+		Quarantine: Quarantine{
+			Faults: DefaultQuarantineFaults, Window: DefaultQuarantineWindow, Cooldown: DefaultQuarantineCooldown,
+		},
+		Bundles: firstPartyBundles(),
+	}
 }
 
 // Isolation modes (plugins.bundles.<name>.isolation).
@@ -37,6 +109,12 @@ const (
 type Bundle struct {
 	// Enabled serves the bundle; false keeps its entry but unloads it.
 	Enabled bool `koanf:"enabled"`
+
+	// Required stops the start when the bundle does not load (file missing,
+	// sha256 mismatch, invalid module). A bundle that is not required is
+	// skipped with an error in the log and in GET /admin/plugins, and the
+	// others serve. Default false; true for the first-party bundles.
+	Required bool `koanf:"required"`
 
 	// Path is the .wasm file; relative paths are resolved against the
 	// working directory.
@@ -157,6 +235,7 @@ func (p *problems) plugins(pl *Plugins) {
 	if pl.CacheDir != "" && !filepath.IsAbs(pl.CacheDir) {
 		p.add("plugins.cache_dir", "%q is not an absolute path", pl.CacheDir)
 	}
+	p.pluginPool(pl)
 	for _, name := range slices.Sorted(maps.Keys(pl.Bundles)) {
 		key := "plugins.bundles." + name
 		if !bundleNameRE.MatchString(name) {
@@ -201,6 +280,41 @@ func (p *problems) plugins(pl *Plugins) {
 			if !ok || !settingsKeyRE.MatchString(k) {
 				p.add(key+".settings", "entry %d is not key=value with a key of letters, digits, \"_\", \".\", \"-\"", i)
 			}
+		}
+	}
+}
+
+// pluginPool checks the pool policy: every knob must be positive, and one
+// organisation's share must fit the largest instance an enabled bundle may
+// grow to, or its calls could never get the memory they are allowed.
+func (p *problems) pluginPool(pl *Plugins) {
+	atLeastOne := func(key string, n int) {
+		if n < 1 {
+			p.add(key, "%d: want 1 or more", n)
+		}
+	}
+	atLeastOne("plugins.memory_budget_mib", pl.MemoryBudgetMiB)
+	atLeastOne("plugins.max_instances", pl.MaxInstances)
+	atLeastOne("plugins.quarantine.faults", pl.Quarantine.Faults)
+	if pl.OrgSharePercent < 1 || pl.OrgSharePercent > 100 {
+		p.add("plugins.org_share_percent", "%d: want 1 to 100 (the part of plugins.memory_budget_mib one organisation may hold)", pl.OrgSharePercent)
+	}
+	p.positive("plugins.memory_wait", pl.MemoryWait)
+	p.positive("plugins.idle_ttl", pl.IdleTTL)
+	p.positive("plugins.drain_timeout", pl.DrainTimeout)
+	p.positive("plugins.quarantine.window", pl.Quarantine.Window)
+	p.positive("plugins.quarantine.cooldown", pl.Quarantine.Cooldown)
+	if pl.MemoryBudgetMiB < 1 || pl.OrgSharePercent < 1 || pl.OrgSharePercent > 100 {
+		return
+	}
+	share := pl.MemoryBudgetMiB * pl.OrgSharePercent / 100
+	for _, name := range slices.Sorted(maps.Keys(pl.Bundles)) {
+		b := pl.Bundles[name].WithDefaults()
+		if pl.Bundles[name].Enabled && b.MemoryMiB <= 4096 && b.MemoryMiB+1 > share {
+			p.add("plugins.org_share_percent", "%d%% of plugins.memory_budget_mib (%d MiB) is %d MiB, less than one instance of "+
+				"bundle %q may take (memory_mib %d, plus 1 MiB overhead): raise plugins.memory_budget_mib or "+
+				"plugins.org_share_percent, or lower plugins.bundles.%s.memory_mib", pl.OrgSharePercent, pl.MemoryBudgetMiB, share, name, b.MemoryMiB, name)
+			return
 		}
 	}
 }

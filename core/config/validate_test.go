@@ -81,6 +81,17 @@ func TestValidate(t *testing.T) {
 		{name: "bundle route", mutate: func(c *Config) { b := goodBundle(); b.Routes = []string{"GET /tasks"}; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.routes", wantMsg: "entry 0"},
 		{name: "bundle isolation", mutate: func(c *Config) { b := goodBundle(); b.Isolation = "shared"; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.isolation"},
 		{name: "bundle memory", mutate: func(c *Config) { b := goodBundle(); b.MemoryMiB = 5000; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.memory_mib"},
+		{name: "memory budget", mutate: func(c *Config) { c.Plugins.MemoryBudgetMiB = 0 }, wantKey: "plugins.memory_budget_mib"},
+		{name: "org share over 100", mutate: func(c *Config) { c.Plugins.OrgSharePercent = 101 }, wantKey: "plugins.org_share_percent", wantMsg: "1 to 100"},
+		{name: "org share below one instance", mutate: func(c *Config) { c.Plugins.MemoryBudgetMiB = 128 },
+			wantKey: "plugins.org_share_percent", wantMsg: "less than one instance of bundle"},
+		{name: "max instances", mutate: func(c *Config) { c.Plugins.MaxInstances = -1 }, wantKey: "plugins.max_instances"},
+		{name: "memory wait", mutate: func(c *Config) { c.Plugins.MemoryWait = 0 }, wantKey: "plugins.memory_wait"},
+		{name: "idle ttl", mutate: func(c *Config) { c.Plugins.IdleTTL = -time.Second }, wantKey: "plugins.idle_ttl"},
+		{name: "drain timeout", mutate: func(c *Config) { c.Plugins.DrainTimeout = 0 }, wantKey: "plugins.drain_timeout"},
+		{name: "quarantine faults", mutate: func(c *Config) { c.Plugins.Quarantine.Faults = 0 }, wantKey: "plugins.quarantine.faults"},
+		{name: "quarantine window", mutate: func(c *Config) { c.Plugins.Quarantine.Window = 0 }, wantKey: "plugins.quarantine.window"},
+		{name: "quarantine cooldown", mutate: func(c *Config) { c.Plugins.Quarantine.Cooldown = 0 }, wantKey: "plugins.quarantine.cooldown"},
 		{name: "bundle settings", mutate: func(c *Config) { b := goodBundle(); b.Settings = []string{"novalue"}; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.settings"},
 		{name: "sealing keys", mutate: func(c *Config) {
 			c.Confirm.SealingKeys = Secret(strings.Repeat("k", 32) + "," + strings.Repeat("j", 40))

@@ -79,11 +79,7 @@ func benchInstantiate(b *testing.B, e *env, v *version) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		release, err := e.r.budget.acquire(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		inst, err := v.instantiate(ctx, "org_a", release)
+		inst, err := v.instantiate(ctx, "org_a")
 		if err != nil {
 			b.Fatal(err)
 		}

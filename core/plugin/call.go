@@ -128,11 +128,7 @@ func (v *version) instanceFor(ctx context.Context, org string) (*instance, error
 		}
 		return inst, err
 	}
-	release, err := v.reg.budget.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return v.instantiate(ctx, org, release)
+	return v.instantiate(ctx, org)
 }
 
 // done gives a healthy instance back, or closes it (per_call isolation).

@@ -4,7 +4,8 @@
 // It owns: verifying bundles (sha256 pin, exports, manifest, granted
 // routes, x-mcp-header rules, schemas), the kadu v1 host functions, one
 // wazero runtime per bundle version, instance pools per (bundle version,
-// organisation) under a global instance budget, faults and quarantine,
+// organisation) under a global memory budget in bytes (see budget and
+// linearMemory), faults and quarantine, checks of the loaded files,
 // sealing a bundle's input-required state into requestState, bounding
 // each api() call by its route's class (core/api/routeclass: a read-only
 // tool, resource, prompt or completion reads; only a destructive, hence

@@ -26,10 +26,14 @@ func ExampleNew() {
 			Routes: []string{"GET /api/v1/tasks", "GET /api/v1/tasks/{id}", "POST /api/v1/tasks/{id}/run"},
 			Limits: plugin.Limits{Timeout: 5 * time.Second},
 			Config: map[string]string{"page_size": "20"},
+			// Required: New fails unless it loads. An optional bundle that
+			// does not load is skipped, and Status lists it as failed.
+			Required: true,
 		}},
-		CacheDir:   "/var/cache/kadu/wazero",
-		Dispatcher: dispatch,
-		SealKey:    make([]byte, 32), // shared by every replica
+		MemoryBudget: 512 << 20, // every instance's linear memory together
+		CacheDir:     "/var/cache/kadu/wazero",
+		Dispatcher:   dispatch,
+		SealKey:      make([]byte, 32), // shared by every replica
 	})
 	if err != nil {
 		log.Fatal(err) // names the bundle and what to fix, e.g. a sha256 mismatch with both hashes

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -234,9 +235,15 @@ type env struct {
 }
 
 // newEnv creates a Registry over a fake API with a manual clock, loading
-// bundles; tweak may adjust the options first. It is closed at cleanup.
+// bundles, every one required (a test fails at once, with the reason, when
+// one does not load); tweak may adjust the options first. It is closed at
+// cleanup.
 func newEnv(t testing.TB, tweak func(*Options), bundles ...BundleConfig) *env {
 	t.Helper()
+	bundles = slices.Clone(bundles)
+	for i := range bundles {
+		bundles[i].Required = true
+	}
 	e := &env{api: &fakeAPI{}, clock: newClock(), logs: &logBuffer{}}
 	opts := &Options{
 		Bundles: bundles, Dispatcher: e.api, Now: e.clock.Now, CacheDir: testCacheDir(t),

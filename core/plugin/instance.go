@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // instance is one instantiated module of a version, bound for life to one
@@ -25,18 +27,26 @@ type instance struct {
 	handle api.Function // fixed at creation; not goroutine-safe, like the instance
 	logs   *guestLog    // fixed at creation
 
+	charge *charge       // fixed at creation: what it holds of the memory budget
+	mem    *linearMemory // set while instantiating, by the allocator
+
 	cur       *invocation // the running entry, for stdio; owned by the running goroutine
 	idleSince time.Time   // set when pooled
 
 	closeOnce sync.Once
-	release   func() // returns the budget slot; called once, by close
+	closed    atomic.Bool
 }
 
-// instantiate creates an instance for org under a slot of the global
-// budget the caller already holds (release returns it). _initialize runs
-// here, under the bundle's timeout, like any guest entry.
-func (v *version) instantiate(ctx context.Context, org string, release func()) (*instance, error) {
-	inst := &instance{v: v, org: org, release: release}
+// instantiate creates an instance for org once the memory budget has room
+// for it (see budget): its overhead and, reserved for its growth, what the
+// version's instances have held so far. _initialize runs here, under the
+// bundle's timeout, like any guest entry.
+func (v *version) instantiate(ctx context.Context, org string) (*instance, error) {
+	c, err := v.reg.budget.admit(ctx, v, org, v.memEstimate.Load())
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", v.id, err)
+	}
+	inst := &instance{v: v, org: org, charge: c}
 	inst.logs = newGuestLog(inst, v.log, v.reg.set.now)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: many instances of one module
@@ -55,10 +65,22 @@ func (v *version) instantiate(ctx context.Context, org string, release func()) (
 	inst.cur = inv
 	cctx, cancel := context.WithTimeout(ctx, v.cfg.Limits.Timeout)
 	defer cancel()
-	mod, err := v.rt.InstantiateModule(context.WithValue(cctx, invocationKey{}, inv), v.compiled, cfg)
+	c.setCtx(cctx)
+	ictx := experimental.WithMemoryAllocator(context.WithValue(cctx, invocationKey{}, inv), allocatorFor(inst))
+	mod, err := v.rt.InstantiateModule(ictx, v.compiled, cfg)
 	inst.cur = nil
+	c.setCtx(nil)
+	if inst.mem != nil {
+		inst.mem.exit()
+	}
 	if err != nil {
-		release()
+		if inst.mem != nil {
+			inst.mem.release() // wazero may not have closed a module that failed early
+		}
+		c.close()
+		if denied := inst.deniedErr(); denied != nil {
+			return nil, fmt.Errorf("instantiating bundle %s: %w", v.id, denied)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("instantiating bundle %s: %w", v.id, ctx.Err())
 		}
@@ -74,18 +96,35 @@ func (v *version) instantiate(ctx context.Context, org string, release func()) (
 	return inst, nil
 }
 
-// close closes the module and returns the budget slot. Safe to call more
-// than once and on an instance wazero already closed.
+// close closes the module, which frees its linear memory, then gives its
+// memory and slot back to the budget. Safe to call more than once and on an
+// instance wazero already closed.
 func (inst *instance) close() {
 	inst.closeOnce.Do(func() {
+		inst.closed.Store(true)
 		if inst.mod != nil {
 			_ = inst.mod.Close(context.Background())
 			inst.v.instances.Add(-1)
 		}
-		if inst.release != nil {
-			inst.release()
-		}
+		inst.charge.close()
 	})
+}
+
+// deniedErr is why the budget refused the instance's last memory grow, or
+// nil.
+func (inst *instance) deniedErr() error {
+	if inst.mem == nil {
+		return nil
+	}
+	return inst.mem.deniedErr()
+}
+
+// memSize is the instance's committed linear memory in bytes.
+func (inst *instance) memSize() int64 {
+	if inst.mem == nil {
+		return 0
+	}
+	return int64(inst.mem.size())
 }
 
 // entry is the outcome of a guest entry that did not fault.
@@ -101,9 +140,28 @@ func (inst *instance) call(ctx context.Context, fn api.Function, inv *invocation
 	v := inst.v
 	cctx, cancel := context.WithTimeout(ctx, v.cfg.Limits.Timeout)
 	defer cancel()
+	if inst.mem != nil && !inst.mem.enter() {
+		// Its runtime was closed under it (a replaced version past the drain
+		// bound): the memory is gone, so the guest must not run.
+		return entry{}, fmt.Errorf("calling bundle %s: %w", v.id, ErrClosed)
+	}
+	inst.charge.setCtx(cctx)
 	inv.inst, inst.cur = inst, inv
 	res, err := fn.Call(context.WithValue(cctx, invocationKey{}, inv), uint64(len(inv.input)))
 	inst.cur = nil
+	inst.charge.setCtx(nil)
+	if inst.mem != nil {
+		inst.mem.exit()
+	}
+	if denied := inst.deniedErr(); err != nil && denied != nil {
+		// The guest ran out of memory because the budget had no room, not
+		// because of its own limit: not its fault, and worth a retry. The
+		// instance is discarded (its guest may be half-way through a panic).
+		inst.close()
+		v.log.LogAttrs(ctx, slog.LevelWarn, "bundle call refused memory by the plugin memory budget",
+			slog.String("org", inst.org), slog.Any("error", denied))
+		return entry{}, fmt.Errorf("calling bundle %s: %w", v.id, denied)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			// The caller gave up (client gone, request deadline): not the

@@ -33,6 +33,9 @@ const (
 	DefaultAPICallsPerInvocation = 16
 	DefaultIdleTTL               = 5 * time.Minute
 	DefaultGlobalInstanceBudget  = 256
+	DefaultMemoryBudget          = 512 << 20
+	DefaultOrgSharePercent       = 25
+	DefaultMemoryWait            = 5 * time.Second
 	DefaultDrainTimeout          = 30 * time.Second
 	DefaultQuarantineFaults      = 5
 	DefaultQuarantineWindow      = time.Minute
@@ -63,6 +66,11 @@ type BundleConfig struct {
 	// Config holds the values config_get returns. They may be secrets: they
 	// are never logged.
 	Config map[string]string
+	// Required makes New fail when the bundle does not load. A bundle that
+	// is not required and does not load is skipped: logged, listed as
+	// failed by Status, and the others serve. Reload ignores it (a failed
+	// reload never unloads a working version).
+	Required bool
 }
 
 // Limits bound a bundle's instances and calls. A zero field takes its
@@ -116,7 +124,7 @@ func (f DispatcherFunc) Dispatch(ctx context.Context, p *auth.Principal, method,
 // Options configure a Registry. A nil *Options is not allowed: Dispatcher
 // is required.
 type Options struct {
-	// Bundles are loaded by New; every one must load.
+	// Bundles are loaded by New; every Required one must load.
 	Bundles []BundleConfig
 	// CacheDir holds wazero's compilation cache on disk, so a restart does
 	// not recompile unchanged bundles. Empty: an in-memory cache.
@@ -130,6 +138,18 @@ type Options struct {
 	// GlobalInstanceBudget caps live instances across every pool; the least
 	// recently used idle ones are closed to make room. Default 256.
 	GlobalInstanceBudget int
+	// MemoryBudget caps, in bytes, the memory of every live instance: its
+	// committed linear memory plus a fixed overhead each. The least
+	// recently used idle instances are closed to make room. Default 512 MiB.
+	MemoryBudget int64
+	// OrgSharePercent is the part of MemoryBudget one organisation may
+	// hold, 1 to 100; over it, the organisation's own idle instances are
+	// closed first. Default 25.
+	OrgSharePercent int
+	// MemoryWait bounds how long a call waits for memory when every
+	// instance that could make room is busy; then it fails with a
+	// *BusyError. Default 5s.
+	MemoryWait time.Duration
 	// Quarantine is the circuit breaker applied to every bundle version.
 	Quarantine QuarantinePolicy
 	// DrainTimeout bounds how long a replaced version waits for its
@@ -245,25 +265,48 @@ func equalFoldHex(a, b string) bool {
 	return errA == nil && errB == nil && string(x) == string(y)
 }
 
+// instanceOverhead is what the budget charges an instance besides its
+// linear memory: wazero's bookkeeping for one module (function and table
+// instances, globals, the call stack). Measured for the first-party Go
+// bundles, the heaviest the project ships: see RATIONALE.md.
+const instanceOverhead = 1 << 20
+
 // settings are the registry-wide options after defaults.
 type settings struct {
-	budget     int
-	quarantine QuarantinePolicy
-	drain      time.Duration
-	log        *slog.Logger
-	now        func() time.Time
+	maxInstances     int
+	memoryBudget     int64
+	orgSharePercent  int
+	memoryWait       time.Duration
+	instanceOverhead int64
+	quarantine       QuarantinePolicy
+	drain            time.Duration
+	log              *slog.Logger
+	now              func() time.Time
 }
 
 func (o *Options) settings() settings {
 	s := settings{
-		budget:     o.GlobalInstanceBudget,
-		quarantine: o.Quarantine,
-		drain:      o.DrainTimeout,
-		log:        o.Logger,
-		now:        o.Now,
+		maxInstances:     o.GlobalInstanceBudget,
+		memoryBudget:     o.MemoryBudget,
+		orgSharePercent:  o.OrgSharePercent,
+		memoryWait:       o.MemoryWait,
+		instanceOverhead: instanceOverhead,
+		quarantine:       o.Quarantine,
+		drain:            o.DrainTimeout,
+		log:              o.Logger,
+		now:              o.Now,
 	}
-	if s.budget == 0 {
-		s.budget = DefaultGlobalInstanceBudget
+	if s.maxInstances == 0 {
+		s.maxInstances = DefaultGlobalInstanceBudget
+	}
+	if s.memoryBudget == 0 {
+		s.memoryBudget = DefaultMemoryBudget
+	}
+	if s.orgSharePercent == 0 {
+		s.orgSharePercent = DefaultOrgSharePercent
+	}
+	if s.memoryWait == 0 {
+		s.memoryWait = DefaultMemoryWait
 	}
 	if s.quarantine.Faults == 0 {
 		s.quarantine.Faults = DefaultQuarantineFaults
@@ -296,6 +339,15 @@ func (o *Options) validate() error {
 	}
 	if o.GlobalInstanceBudget < 0 {
 		errs = append(errs, fmt.Errorf("plugin options: GlobalInstanceBudget %d, want 1 or more", o.GlobalInstanceBudget))
+	}
+	if o.MemoryBudget < 0 {
+		errs = append(errs, fmt.Errorf("plugin options: MemoryBudget %d, want a positive number of bytes", o.MemoryBudget))
+	}
+	if o.OrgSharePercent < 0 || o.OrgSharePercent > 100 {
+		errs = append(errs, fmt.Errorf("plugin options: OrgSharePercent %d, want 1 to 100", o.OrgSharePercent))
+	}
+	if o.MemoryWait < 0 {
+		errs = append(errs, errors.New("plugin options: MemoryWait must not be negative"))
 	}
 	q := o.Quarantine
 	if q.Faults < 0 || q.Window < 0 || q.Cooldown < 0 {

@@ -58,6 +58,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}{
 		{name: "nil", opts: nil, wantErr: "required"},
 		{name: "no dispatcher", opts: &Options{}, wantErr: "Dispatcher is required"},
+		{name: "negative memory budget", opts: &Options{Dispatcher: &fakeAPI{}, MemoryBudget: -1}, wantErr: "MemoryBudget -1"},
+		{name: "org share over 100", opts: &Options{Dispatcher: &fakeAPI{}, OrgSharePercent: 101}, wantErr: "OrgSharePercent 101, want 1 to 100"},
 		{name: "short seal key", opts: &Options{Dispatcher: &fakeAPI{}, SealKey: []byte("short")}, wantErr: "SealKey is 5 bytes, want 32"},
 	}
 	for _, tt := range tests {

@@ -115,27 +115,28 @@ func TestGlobalBudgetEvictsLeastRecentlyUsed(t *testing.T) {
 }
 
 func TestBudgetWaitsForABusySlot(t *testing.T) {
-	b := newBudget(1)
-	release, err := b.acquire(context.Background())
+	e := newEnv(t, func(o *Options) { o.GlobalInstanceBudget = 1; o.MemoryWait = time.Minute }, bundle(t, "remember"))
+	v := e.r.snap.Load().byName["remember"]
+	inst, err := v.pools.get(context.Background(), "org_a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := b.acquire(ctx); err == nil {
-		t.Fatal("acquired a second slot of a budget of 1 with nothing to evict")
+	if _, err := v.pools.get(ctx, "org_b"); err == nil {
+		t.Fatal("got a second instance with an instance cap of 1 and nothing to evict")
 	}
 	got := make(chan error)
 	go func() {
-		r, err := b.acquire(context.Background())
+		inst, err := v.pools.get(context.Background(), "org_b")
 		if err == nil {
-			r()
+			inst.close()
 		}
 		got <- err
 	}()
-	release()
+	v.pools.put(inst) // idle now: org_b's call may close it for room
 	if err := <-got; err != nil {
-		t.Fatalf("waiting acquire = %v after a release", err)
+		t.Fatalf("waiting get = %v after the busy instance went idle", err)
 	}
 }
 
@@ -173,7 +174,9 @@ func TestHammerPools(t *testing.T) {
 		t.Error(err)
 	}
 	st := e.statusOf(t, "remember")
-	if st.Instances != int64(st.IdleInstances) || st.Instances > 6 || len(e.r.budget.slots) != int(st.Instances) {
-		t.Fatalf("after the hammer: %+v, %d budget slots taken", st, len(e.r.budget.slots))
+	mem := e.r.budget.status()
+	if st.Instances != int64(st.IdleInstances) || st.Instances > 6 || mem.Instances != int(st.Instances) ||
+		mem.UsedBytes != st.MemoryBytes || mem.PeakBytes > mem.BudgetBytes {
+		t.Fatalf("after the hammer: %+v; budget %+v", st, mem)
 	}
 }

@@ -67,9 +67,10 @@ type failure struct {
 
 var _ mcp.Catalog = (*Registry)(nil)
 
-// New creates a Registry and loads opts.Bundles; every bundle must load,
-// or New closes what it opened and returns the errors, one per bundle.
-// Use Reload afterwards to load best-effort.
+// New creates a Registry and loads opts.Bundles. A bundle that does not
+// load is skipped (logged, and listed as failed by Status) unless it is
+// Required: then New closes what it opened and returns an error naming
+// each required bundle that failed, its file and what to do.
 func New(ctx context.Context, opts *Options) (*Registry, error) {
 	if opts == nil {
 		return nil, errors.New("plugin options: required (Dispatcher at least)")
@@ -90,14 +91,16 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 	set := opts.settings()
 	r := &Registry{
 		set: set, cache: cache, dispatcher: opts.Dispatcher, sealer: sealer,
-		budget: newBudget(set.budget), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
+		budget: newBudget(set), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
 	}
 	r.failures.Store(&map[string]failure{})
 	r.snap.Store(newSnapshot().seal())
 	if len(opts.Bundles) > 0 {
 		if err := r.Reload(ctx, opts.Bundles); err != nil {
-			_ = r.Close(ctx)
-			return nil, err
+			if err := r.requiredLoaded(opts.Bundles, err); err != nil {
+				_ = r.Close(ctx)
+				return nil, err
+			}
 		}
 	}
 	sweepCtx, stop := context.WithCancel(context.Background())
@@ -149,6 +152,9 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) error {
 		seen[cfg.Name] = true
 		prev := old.byName[cfg.Name]
 		if prev != nil && prev.cfg.equal(cfg) {
+			if err := r.checkFile(ctx, prev); err != nil {
+				errs = append(errs, fmt.Errorf("bundle %q: %w", cfg.Name, err))
+			}
 			cands = append(cands, candidate{v: prev, prev: prev, pos: i})
 			continue
 		}
@@ -260,7 +266,8 @@ func (r *Registry) Close(ctx context.Context) error {
 	return errors.Join(err, r.cache.Close(context.Background()))
 }
 
-// sweepLoop closes idle instances past their TTL until ctx ends.
+// sweepLoop closes idle instances past their TTL, and checks the files of
+// the loaded versions, until ctx ends.
 func (r *Registry) sweepLoop(ctx context.Context) {
 	defer r.sweeper.Done()
 	t := time.NewTicker(sweepInterval)
@@ -280,6 +287,7 @@ func (r *Registry) sweep(now time.Time) {
 		if v.pools != nil {
 			v.pools.sweep(now)
 		}
+		_ = r.checkFile(context.Background(), v) // reported by checkFile; here for when nothing reloads
 	}
 }
 
@@ -311,12 +319,14 @@ type BundleStatus struct {
 	Path             string     `json:"path"`
 	State            string     `json:"state"` // "loaded", "quarantined" or "failed"
 	LastError        string     `json:"last_error,omitempty"`
+	FileError        string     `json:"file_error,omitempty"` // the loaded version's file is missing or changed
 	QuarantinedUntil *time.Time `json:"quarantined_until,omitempty"`
 	LoadedAt         *time.Time `json:"loaded_at,omitempty"`
 	Isolation        string     `json:"isolation"`
 	Pools            int        `json:"pools"`          // organisations with a pool
 	IdleInstances    int        `json:"idle_instances"` // pooled, ready
 	Instances        int64      `json:"instances"`      // live, busy ones included
+	MemoryBytes      int64      `json:"memory_bytes"`   // charged to the memory budget by its instances
 	InFlight         int64      `json:"in_flight"`
 	Calls            int64      `json:"calls"`
 	Faults           int64      `json:"faults"`
@@ -342,7 +352,7 @@ func (r *Registry) Status() []BundleStatus {
 		st := BundleStatus{
 			Name: v.cfg.Name, Version: v.man.m.Version, SHA256: v.sha, Path: v.cfg.Path, State: StateLoaded,
 			LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), InFlight: v.inFlight(),
-			Calls: v.calls.Load(), Faults: faults, APICalls: v.apiCalls.Load(),
+			Calls: v.calls.Load(), Faults: faults, APICalls: v.apiCalls.Load(), MemoryBytes: v.memBytes.Load(),
 		}
 		if !until.IsZero() {
 			st.State, st.QuarantinedUntil = StateQuarantined, &until
@@ -353,6 +363,7 @@ func (r *Registry) Status() []BundleStatus {
 		if f, ok := failures[v.cfg.Name]; ok {
 			st.LastError = f.err.Error()
 		}
+		st.FileError = v.fileError()
 		out = append(out, st)
 	}
 	var failed []BundleStatus

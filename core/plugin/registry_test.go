@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -74,6 +75,7 @@ func TestSHA256MismatchRefused(t *testing.T) {
 	cfg := bundle(t, "echo")
 	want := cfg.SHA256
 	cfg.SHA256 = strings.Repeat("0", 64)
+	cfg.Required = true
 	_, err := New(context.Background(), &Options{Dispatcher: &fakeAPI{}, Bundles: []BundleConfig{cfg}, CacheDir: testCacheDir(t)})
 	if err == nil {
 		t.Fatal("New loaded a bundle whose sha256 does not match its pin")
@@ -81,6 +83,45 @@ func TestSHA256MismatchRefused(t *testing.T) {
 	for _, s := range []string{`bundle "echo"`, "sha256 mismatch", want, cfg.SHA256, "update sha256 in the config"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not mention %q", err, s)
+		}
+	}
+}
+
+// A bundle that does not load stops New only when it is required; an
+// optional one is skipped, listed as failed, and the others serve.
+func TestOptionalBundleThatFailsIsSkipped(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone.wasm")
+	broken := BundleConfig{Name: "gone", Path: missing, SHA256: strings.Repeat("0", 64)}
+	logs := &logBuffer{}
+	r, err := New(context.Background(), &Options{Dispatcher: &fakeAPI{}, CacheDir: testCacheDir(t),
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Bundles: []BundleConfig{bundle(t, "echo"), broken}})
+	if err != nil {
+		t.Fatalf("New with an optional bundle missing = %v, want the others served", err)
+	}
+	defer r.Close(context.Background())
+	var gone *BundleStatus
+	for _, st := range r.Status() {
+		if st.Name == "gone" {
+			gone = &st
+		}
+	}
+	if gone == nil || gone.State != StateFailed || !strings.Contains(gone.LastError, missing) {
+		t.Errorf("Status of the missing bundle = %+v, want failed naming %s", gone, missing)
+	}
+	if _, err := r.CallTool(context.Background(), principal("org_a"), &mcp.ToolCall{Tool: &mcp.Tool{Name: "echo"},
+		Arguments: []byte(`{"text":"hi"}`), Client: era2026()}); err != nil {
+		t.Errorf("echo next to the missing bundle: %v", err)
+	}
+	if !strings.Contains(logs.String(), "serving without the bundles that did not load") {
+		t.Errorf("no error log about the skipped bundle: %s", logs)
+	}
+
+	broken.Required = true
+	_, err = New(context.Background(), &Options{Dispatcher: &fakeAPI{}, CacheDir: testCacheDir(t),
+		Bundles: []BundleConfig{bundle(t, "echo"), broken}})
+	for _, want := range []string{`required bundle "gone"`, missing, "restore the file", "required: false"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New with a required bundle missing = %v, want an error containing %q", err, want)
 		}
 	}
 }
@@ -104,6 +145,7 @@ func TestInvalidManifestRefused(t *testing.T) {
 			cfg := bundle(t, "badmanifest")
 			cfg.Routes = []string{"GET /api/v1/tasks"}
 			cfg.Config = map[string]string{"variant": tt.variant}
+			cfg.Required = true
 			r, err := New(context.Background(), &Options{Dispatcher: &fakeAPI{}, Bundles: []BundleConfig{cfg}, CacheDir: testCacheDir(t)})
 			if err == nil {
 				r.Close(context.Background())
@@ -133,7 +175,7 @@ func TestModulesThatAreNotBundlesRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			sum := sha256.Sum256(tt.wasm)
-			cfg := BundleConfig{Name: "x", Path: path, SHA256: hex.EncodeToString(sum[:])}
+			cfg := BundleConfig{Name: "x", Path: path, SHA256: hex.EncodeToString(sum[:]), Required: true}
 			_, err := New(context.Background(), &Options{Dispatcher: &fakeAPI{}, Bundles: []BundleConfig{cfg}})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("New() = %v, want an error containing %q", err, tt.wantErr)
@@ -145,6 +187,7 @@ func TestModulesThatAreNotBundlesRefused(t *testing.T) {
 func TestConfiguredNameMustMatchManifest(t *testing.T) {
 	cfg := bundle(t, "echo")
 	cfg.Name = "other"
+	cfg.Required = true
 	_, err := New(context.Background(), &Options{Dispatcher: &fakeAPI{}, Bundles: []BundleConfig{cfg}, CacheDir: testCacheDir(t)})
 	if err == nil || !strings.Contains(err.Error(), `name "echo" differs from the configured name "other"`) {
 		t.Fatalf("New() = %v", err)
@@ -239,6 +282,7 @@ func TestNamesUniqueAcrossBundles(t *testing.T) {
 		cfg := bundle(t, "echo")
 		cfg.Name = "echo_two"
 		cfg.Config = map[string]string{"bundle_name": "echo_two", "tool_prefix": prefix}
+		cfg.Required = true
 		return cfg
 	}
 	_, err := New(context.Background(), &Options{Dispatcher: &fakeAPI{}, CacheDir: testCacheDir(t),
@@ -280,7 +324,7 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 	sum := sha256.Sum256(wasm)
 	dir := t.TempDir()
 	_, err := New(context.Background(), &Options{Dispatcher: &fakeAPI{}, CacheDir: dir,
-		Bundles: []BundleConfig{{Name: "f", Path: path, SHA256: hex.EncodeToString(sum[:])}}})
+		Bundles: []BundleConfig{{Name: "f", Path: path, SHA256: hex.EncodeToString(sum[:]), Required: true}}})
 	if err == nil || !strings.Contains(err.Error(), "not a kadu v1 bundle") {
 		t.Fatalf("New() = %v", err)
 	}

@@ -62,6 +62,11 @@ type version struct {
 	calls     atomic.Int64
 	apiCalls  atomic.Int64
 	instances atomic.Int64 // live modules of this version, describe included
+
+	file fileState // the file it was loaded from, as last checked
+
+	memBytes    atomic.Int64 // charged to the budget by its instances
+	memEstimate atomic.Int64 // committed memory reserved for a new instance: the most one held when going idle
 }
 
 const retiredBit = int64(1) << 62
@@ -213,11 +218,7 @@ func checkExports(c wazero.CompiledModule) error {
 // describe runs kadu_describe with input {} on a fresh instance that is
 // closed afterwards (it served no organisation, and never will).
 func (v *version) describe(ctx context.Context) ([]byte, error) {
-	release, err := v.reg.budget.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	inst, err := v.instantiate(ctx, "", release)
+	inst, err := v.instantiate(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("instantiating the bundle: %w", err)
 	}
@@ -227,6 +228,9 @@ func (v *version) describe(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kadu_describe: %w", err)
 	}
+	// What a fresh instance holds after one entry: reserved for every new
+	// instance of the version, so it waits for room before it starts.
+	v.memEstimate.Store(inst.memSize())
 	if out.status != 0 {
 		return nil, fmt.Errorf("kadu_describe answered status %d: %s", out.status, truncate(out.output, 512))
 	}
