@@ -149,7 +149,10 @@ func TestPluginMemoryBudgetOverHTTP(t *testing.T) {
 	if mem.BusyRefusals != 0 {
 		t.Errorf("%d calls were refused as busy with %d callers and idle instances to evict", mem.BusyRefusals, workers)
 	}
-	if peakRSS > base+(budgetMiB+allowanceMiB)<<20 {
+	if raceEnabled {
+		// `go tool task test` runs this test once more without -race.
+		t.Logf("race detector on: resident memory not bounded (its shadow memory grows with the Go heap)")
+	} else if peakRSS > base+(budgetMiB+allowanceMiB)<<20 {
 		t.Errorf("resident memory peaked at %d MiB, over %d MiB after warm-up + %d MiB budget + %d MiB allowance",
 			peakRSS>>20, base>>20, budgetMiB, allowanceMiB)
 	}
