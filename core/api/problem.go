@@ -151,8 +151,8 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 const storageRetryAfter = 30
 
 // errStorageUnavailable answers a request whose write (or read) the storage
-// could not take: 503 unavailable with Retry-After (SPEC §7.3, §11) and the
-// reason "store_unavailable", the word SPEC §11 uses on the MCP endpoint.
+// could not take: 503 unavailable with Retry-After and the
+// reason "store_unavailable", the word the MCP endpoint uses too.
 // The idempotency key, if any, is released as for every 5xx, so the same
 // request with the same key may be sent again after Retry-After.
 func errStorageUnavailable() *Error {

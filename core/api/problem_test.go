@@ -15,8 +15,8 @@ import (
 )
 
 // TestErrorHandlerStorageUnavailable: an error that says the storage
-// cannot take the request is a 503 unavailable with Retry-After (SPEC
-// §7.3), not a 500; anything else unknown stays a 500.
+// cannot take the request is a 503 unavailable with Retry-After, not
+// a 500; anything else unknown stays a 500.
 func TestErrorHandlerStorageUnavailable(t *testing.T) {
 	tests := []struct {
 		name       string

@@ -17,8 +17,8 @@ import (
 )
 
 // The edge is what every request to the public listener passes first, before
-// routing: the Host and Origin guard (SPEC §1, core/origin), then the drain
-// answer while the server shuts down (SPEC §11). Both cover every route — MCP
+// routing: the Host and Origin guard (core/origin), then the drain
+// answer while the server shuts down. Both cover every route — MCP
 // endpoint, REST API, embedded authorization server, approval page, blob
 // URLs, metadata documents, unknown paths — and each refusal is written in
 // the wire format of the route it was meant for.
@@ -136,7 +136,7 @@ func (g *edge) unavailable(c echo.Context) error {
 }
 
 // renderAPIError answers with e through the REST API's own middlewares, so
-// the body, request_id and access log line are those of /api/v1 (SPEC §7.3).
+// the body, request_id and access log line are those of /api/v1.
 func renderAPIError(c echo.Context, e *api.Error, log *slog.Logger) error {
 	fail := func(echo.Context) error { return e }
 	return api.RequestID()(api.AccessLog(log)(api.Errors(log)(fail)))(c)

@@ -141,7 +141,7 @@ func (c *partnerCaller) answer(name string, args any, r partnerResult, responses
 }
 
 // confirmed calls the destructive tool name and accepts the host's
-// confirmation (SPEC §8), so the tool runs; it returns the tool's answer.
+// confirmation, so the tool runs; it returns the tool's answer.
 func (c *partnerCaller) confirmed(name string, args any) partnerResult {
 	c.t.Helper()
 	r := c.call(name, args, "")
@@ -156,7 +156,7 @@ func (c *partnerCaller) confirmed(name string, args any) partnerResult {
 func approvalRequired(t *testing.T, name string, r partnerResult) {
 	t.Helper()
 	if r.IsError || r.Structured["status"] != "approval_required" || r.Structured["approval_url"] == nil {
-		t.Errorf("%s from a client without forms: %v; want an approval link (SPEC §8)", name, r.raw)
+		t.Errorf("%s from a client without forms: %v; want an approval link", name, r.raw)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // its tables the way someone with a copy of the database would: neither
 // the webhooks table nor the idempotency records of the create and rotate
 // calls hold a signing secret, yet a replay of the create answers the
-// secret as SPEC §7.3 asks, and deliveries are signed with the real
+// secret (it is shown once, and a replay returns the same answer), and deliveries are signed with the real
 // secrets (both of them during the rotation overlap). On SQLite the files
 // the server made in its (pre-existing) data directory are the owner's
 // only.

@@ -84,7 +84,7 @@ func TestStorageFullAnswers503(t *testing.T) {
 
 	// A destructive tool from a client without forms gets an approval link,
 	// which is a write: once no approval fits, the MCP endpoint answers
-	// SPEC §11's 503 store_unavailable, not an opaque internal error.
+	// 503 -31503 store_unavailable, not an opaque internal error.
 	// Approvals are small, so the last free bytes take a few of them.
 	var code int
 	var res map[string]any

@@ -40,7 +40,7 @@ type Limiter interface {
 type Options struct {
 	Catalog       Catalog
 	Authenticator Authenticator
-	Origins       *origin.Policy // the Host and Origin guard of rung 2 (SPEC §1)
+	Origins       *origin.Policy // the Host and Origin guard of rung 2 (docs/security.md)
 	Limiter       Limiter        // optional
 	ServerVersion string         // serverInfo.version; default "dev"
 	Instructions  string         // default DefaultInstructions
@@ -48,7 +48,7 @@ type Options struct {
 	Logger        *slog.Logger   // default slog.Default()
 	// StoreUnavailable reports whether a catalog error means the shared
 	// store cannot take the operation now (full disk, unreachable
-	// database): the request then gets SPEC §11's 503 store_unavailable
+	// database): the request then gets 503 -31503 store_unavailable
 	// with Retry-After instead of an opaque internal error, so the client
 	// retries and the load balancer's readiness tells the rest. Nil: never.
 	StoreUnavailable func(error) bool
@@ -111,7 +111,7 @@ func New(opts Options) (*Engine, error) {
 }
 
 // Refuse answers r as rung 2 does when the Host and Origin guard refuses
-// it: 403, JSON-RPC -32600, id null (SPEC §1). core/app calls it when the
+// it: 403, JSON-RPC -32600, id null. core/app calls it when the
 // same guard, in front of the whole listener, refuses a request for this
 // endpoint, so that the answer stays the endpoint's own.
 func (e *Engine) Refuse(w http.ResponseWriter, r *http.Request) {
@@ -219,7 +219,7 @@ func (e *Engine) writeJSON(x *exchange, status int, v any) {
 }
 
 func (e *Engine) writeError(x *exchange, err *Error) {
-	// A 429 or 503 tells when to come back in the header too (SPEC §11: the
+	// A 429 or 503 tells when to come back in the header too (the
 	// HTTP status and Retry-After are the primary signal), whoever made the
 	// error: the engine, the catalog, a bundle pool that is busy.
 	if s := err.status(); (s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable) && x.w.Header().Get("Retry-After") == "" {

@@ -89,8 +89,8 @@ func (e *Engine) rungOrgLimit(x *exchange) bool {
 // the same 30 s core/api sends for a full or unreachable store.
 const storeRetryAfterSeconds = 30
 
-// internal logs a catalog fault and returns the opaque -32603, or SPEC
-// §11's 503 store_unavailable when the store cannot take the operation.
+// internal logs a catalog fault and returns the opaque -32603, or the
+// 503 -31503 store_unavailable when the store cannot take the operation.
 func (e *Engine) internal(x *exchange, err error) *Error {
 	var rpc *Error
 	if errors.As(err, &rpc) {

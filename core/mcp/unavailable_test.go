@@ -29,7 +29,7 @@ func (c *failingCatalog) CallTool(ctx context.Context, p *auth.Principal, call *
 
 var errTestStoreFull = errors.New("database or disk is full")
 
-// TestCatalogUnavailable covers SPEC §11's 503 when the catalog cannot
+// TestCatalogUnavailable covers the 503 when the catalog cannot
 // answer now: a full or unreachable store (recognised by
 // Options.StoreUnavailable) and a catalog's own 503 (a bundle pool that is
 // busy) both answer -31503 with Retry-After in the header as well as in

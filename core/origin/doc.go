@@ -1,5 +1,5 @@
 // Package origin is the DNS-rebinding and cross-origin guard of the public
-// listener (SPEC §1): which Host and Origin a request may carry.
+// listener (docs/security.md): which Host and Origin a request may carry.
 //
 // It owns the rules only. core/app puts a Policy in front of every public
 // route (MCP endpoint, REST API, embedded authorization server, approval

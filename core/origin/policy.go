@@ -24,7 +24,7 @@ var (
 	ErrCrossSite = errors.New("cross-site request without an allowed Origin")
 )
 
-// Policy is the Host and Origin guard of SPEC §1.
+// Policy is the Host and Origin guard of every public route (docs/security.md).
 //
 // A Policy is immutable after NewPolicy and safe for concurrent use.
 type Policy struct {

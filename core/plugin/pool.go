@@ -58,7 +58,7 @@ func newBudget(s settings) *budget {
 // budget within Options.MemoryWait: every instance that could be closed
 // to make room was busy. It matches ErrBusy under errors.Is, and carries
 // the -31503 "Service unavailable" error (reason "overloaded") the client
-// gets, like any overloaded replica (SPEC §11): the call may be retried.
+// gets, like any overloaded replica: the call may be retried.
 type BusyError struct {
 	Org  string // the organisation that asked
 	Need int64  // bytes asked for

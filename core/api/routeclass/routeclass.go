@@ -3,7 +3,7 @@
 // not a bundle, decides which of a bundle's operations may call it
 // (sdk/ABI.md, "Route classes").
 //
-// A route is destructive exactly when SPEC §7.4 marks the first-party tool
+// A route is destructive exactly when the catalogue (sdk/ABI.md §6) marks the first-party tool
 // that mirrors it destructiveHint: true — it deletes, spends money, sends
 // the organisation's data somewhere, changes who may do what, or cannot be
 // undone — so a partner's tool can never do without the person's
@@ -68,7 +68,7 @@ type Route struct {
 func (r Route) String() string { return r.Method + " " + r.Path }
 
 // Routes returns the table: every route the API serves, in the order of
-// SPEC §7.2. The slice is new on each call.
+// the route table of core/api. The slice is new on each call.
 func Routes() []Route {
 	const (
 		get, post, patch, put, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete

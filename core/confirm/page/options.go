@@ -28,7 +28,7 @@ type Approvals interface {
 	Decide(ctx context.Context, signedIn *auth.Principal, orgID, id string, proceed bool) (store.Approval, error)
 }
 
-// Guard is the DNS-rebinding and cross-origin check of SPEC §1;
+// Guard is the DNS-rebinding and cross-origin check (core/origin, docs/security.md);
 // *origin.Policy (core/origin) satisfies it. Check returns false when r must get 403.
 type Guard interface {
 	Check(r *http.Request) bool
