@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"time"
 )
 
@@ -45,6 +46,10 @@ type Options struct {
 	// Now is the clock for created_at, updated_at and the like. Times are
 	// stored in UTC with microsecond precision. Default time.Now.
 	Now func() time.Time
+
+	// Observer sees every statement (metrics, traces); combine several with
+	// Observers. Nil: none, at no cost.
+	Observer Observer
 }
 
 func (o Options) withDefaults() Options {
@@ -80,9 +85,11 @@ type DB struct {
 	ops // every query; reads use reader, writes use writer
 
 	driver string
-	writer *sql.DB // one connection on SQLite
-	reader *sql.DB // == writer on PostgreSQL
-	health *health // storage-unavailable failures of writes, for Ready
+	writer *sql.DB   // one connection on SQLite
+	reader *sql.DB   // == writer on PostgreSQL
+	health *health   // storage-unavailable failures of writes, for Ready
+	obs    Observer  // nil: statements are not observed
+	names  *sync.Map // statement text → operation name, for obs
 }
 
 // Open connects to the database Options name, applies pending migrations and
@@ -101,15 +108,15 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		closeBoth(writer, reader)
 		return nil, err
 	}
-	db := &DB{driver: opts.Driver, writer: writer, reader: reader, health: &health{now: time.Now}}
+	db := &DB{driver: opts.Driver, writer: writer, reader: reader, health: &health{now: time.Now}, obs: opts.Observer, names: new(sync.Map)}
 	db.ops = ops{
 		d:     d,
 		now:   opts.Now,
 		keys:  opts.SecretKeys,
-		read:  reader,
-		write: trackedWriter{writer, db.health},
+		read:  observe(reader, db.obs, db.names),
+		write: observe(trackedWriter{writer, db.health}, db.obs, db.names),
 		inTx: func(ctx context.Context, fn func(q querier) error) error {
-			return db.withTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
+			return db.withTx(ctx, func(tx *sql.Tx) error { return fn(observe(tx, db.obs, db.names)) })
 		},
 	}
 	if err := db.resealWebhookSecrets(ctx, opts.Logger); err != nil {
@@ -176,9 +183,11 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 			d:     db.d,
 			now:   db.now,
 			keys:  db.keys,
-			read:  sqlTx,
-			write: sqlTx,
-			inTx:  func(_ context.Context, fn func(q querier) error) error { return fn(sqlTx) },
+			read:  observe(sqlTx, db.obs, db.names),
+			write: observe(sqlTx, db.obs, db.names),
+			inTx: func(_ context.Context, fn func(q querier) error) error {
+				return fn(observe(sqlTx, db.obs, db.names))
+			},
 		}
 		return fn(tx)
 	})
@@ -187,7 +196,15 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 // withTx runs fn in a transaction on the writer; an error that says the
 // storage is unavailable marks the DB's health (Ready).
 func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return db.health.observe(db.runTx(ctx, fn))
+	if db.obs == nil {
+		return db.health.observe(db.runTx(ctx, fn))
+	}
+	// The transaction is one operation around its statements (a parent
+	// span, the time the writer was held).
+	ctx, done := db.obs.Start(ctx, "transaction")
+	err := db.health.observe(db.runTx(ctx, fn))
+	done(err)
+	return err
 }
 
 func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
