@@ -23,6 +23,9 @@ func useDriver(tb testing.TB, c *config.Config, driver string) {
 	cluster := pgtest.New(tb)
 	c.Store.Driver, c.Store.DSN = config.DriverPostgres, config.DSN(cluster.NewDatabase(tb))
 	c.API.SigningKey = "0123456789abcdef0123456789abcdef-test" // replicas share it
+	// Local blobs and the embedded issuer: replicas in one test process
+	// share the data dir, so the single-node rules hold.
+	c.SingleNode = true
 }
 
 // restClient calls /api/v1 of a test server with one token.

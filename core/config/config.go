@@ -40,6 +40,12 @@ type Config struct {
 	// "/", has no trailing slash, query or fragment.
 	MCPPath string `koanf:"mcp_path"`
 
+	// SingleNode says this process is the only one on its store: it lifts
+	// the checks that refuse, with store.driver postgres, what each replica
+	// would keep to itself (local blobs, the embedded development issuer).
+	// Default false. See replicas.go.
+	SingleNode bool `koanf:"single_node"`
+
 	Log    Log    `koanf:"log"`
 	HTTP   HTTP   `koanf:"http"`
 	Auth   Auth   `koanf:"auth"`

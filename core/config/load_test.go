@@ -135,6 +135,12 @@ func TestProductionExampleLoads(t *testing.T) {
 	if got.MCPURL() != "https://mcp.example.com/mcp" || got.Auth.Issuer == "" {
 		t.Fatalf("production example: MCP URL %q, issuer %q", got.MCPURL(), got.Auth.Issuer)
 	}
+	// Several replicas: a shared bucket, an external issuer, limits in the
+	// shared store, and no single_node escape.
+	if got.SingleNode || got.filesLocal() || got.RateLimitBackend() != RateLimitPostgres {
+		t.Errorf("production example: single_node %v, files.url %q, rate limits %q; want false, an s3:// bucket, postgres",
+			got.SingleNode, got.Files.URL, got.RateLimitBackend())
+	}
 	if got.Store.Driver != DriverPostgres || got.Runner.Kind != RunnerHTTP || got.AutoProvision() || got.ExampleTasks() {
 		t.Errorf("production example: store %v, runner %q, auto-provision %v, example tasks %v",
 			got.Store, got.Runner.Kind, got.AutoProvision(), got.ExampleTasks())
@@ -213,7 +219,7 @@ func TestLoadEnvMapping(t *testing.T) {
 		{"OTHER_ADDR=ignored", func(c *Config) any { return c.Addr }, "127.0.0.1:8080"},
 
 		{"KADU_STORE__DSN=/srv/kadu/k.db?_pragma=busy_timeout(5000)", func(c *Config) any { return c.StoreDSN() }, "/srv/kadu/k.db?_pragma=busy_timeout(5000)"},
-		{"KADU_STORE__DRIVER=postgres | KADU_STORE__DSN=postgres://kadu:pw@db:5432/kadu | KADU_API__SIGNING_KEY=0123456789abcdef0123456789abcdef",
+		{"KADU_STORE__DRIVER=postgres | KADU_STORE__DSN=postgres://kadu:pw@db:5432/kadu | KADU_API__SIGNING_KEY=0123456789abcdef0123456789abcdef | KADU_SINGLE_NODE=true",
 			func(c *Config) any { return []string{c.Store.Driver, c.StoreDSN()} }, []string{"postgres", "postgres://kadu:pw@db:5432/kadu"}},
 		{"KADU_RUNNER__KIND=http | KADU_RUNNER__HTTP__URL=https://agent.example.com | KADU_RUNNER__HTTP__TOKEN=tok",
 			func(c *Config) any { return []string{c.Runner.Kind, c.Runner.HTTP.URL, c.Runner.HTTP.Token.Reveal()} },
@@ -490,6 +496,7 @@ func TestSchemaKeys(t *testing.T) {
 		"public_url",
 		"rate_limits.backend", "rate_limits.enabled", "rate_limits.ip_per_minute",
 		"runner.http.poll_interval", "runner.http.timeout", "runner.http.token", "runner.http.url", "runner.kind", "runner.rescue_after",
+		"single_node",
 		"store.driver", "store.dsn",
 		"webhooks.allow_hosts", "webhooks.timeout",
 	}

@@ -42,7 +42,7 @@ func TestLoadStoreDSN(t *testing.T) {
 		{[]string{"KADU_STORE__DSN=db/k.db"}, filepath.Join(wd, "db", "k.db")},
 		{[]string{"KADU_STORE__DSN=db/k.db?_pragma=foreign_keys(1)"}, filepath.Join(wd, "db", "k.db") + "?_pragma=foreign_keys(1)"},
 		{[]string{"KADU_STORE__DSN=file:k.db?mode=rwc"}, "file:k.db?mode=rwc"},
-		{[]string{"KADU_STORE__DRIVER=postgres", "KADU_STORE__DSN=postgres://db/k", "KADU_API__SIGNING_KEY=0123456789abcdef0123456789abcdef"}, "postgres://db/k"},
+		{[]string{"KADU_STORE__DRIVER=postgres", "KADU_STORE__DSN=postgres://db/k", "KADU_API__SIGNING_KEY=0123456789abcdef0123456789abcdef", "KADU_SINGLE_NODE=true"}, "postgres://db/k"},
 	}
 	for _, tt := range tests {
 		c, err := load(missing(t), false, nil, environ(tt.env...))

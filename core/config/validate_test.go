@@ -114,10 +114,12 @@ func TestValidate(t *testing.T) {
 
 		{name: "postgres needs a shared signing key", mutate: func(c *Config) {
 			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://db/kadu"}
+			c.SingleNode = true
 			c.API.SigningKey = ""
 		}, wantKey: "api.signing_key", wantMsg: "every replica"},
 		{name: "postgres with a signing key", mutate: func(c *Config) {
 			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://db/kadu"}
+			c.SingleNode = true
 			c.API.SigningKey = "0123456789abcdef0123456789abcdef"
 		}},
 		{name: "short signing key", mutate: func(c *Config) { c.API.SigningKey = "short" }, wantKey: "api.signing_key", wantMsg: "too short"},
@@ -217,22 +219,30 @@ func TestValidate(t *testing.T) {
 		{name: "sqlite URI", mutate: func(c *Config) { c.Store.DSN = "file:/srv/kadu.db?mode=rwc" }},
 		{name: "postgres URL", mutate: func(c *Config) {
 			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://kadu:pw@db.example.com:5432/kadu?sslmode=verify-full"}
+			c.SingleNode = true
 		}},
-		{name: "postgresql scheme", mutate: func(c *Config) { c.Store = Store{Driver: DriverPostgres, DSN: "postgresql://db/kadu"} }},
+		{name: "postgresql scheme", mutate: func(c *Config) {
+			c.Store = Store{Driver: DriverPostgres, DSN: "postgresql://db/kadu"}
+			c.SingleNode = true
+		}},
 		{name: "postgres socket directory", mutate: func(c *Config) {
 			c.Store = Store{Driver: DriverPostgres, DSN: "postgres:///kadu?host=/run/postgresql"}
+			c.SingleNode = true
 		}},
 		{name: "store driver", mutate: func(c *Config) { c.Store.Driver = "mysql" }, wantKey: "store.driver", wantMsg: `"mysql" is not allowed (want one of sqlite, postgres)`},
 		{name: "store driver empty", mutate: func(c *Config) { c.Store.Driver = "" }, wantKey: "store.driver", wantMsg: "want one of sqlite, postgres"},
-		{name: "postgres without dsn", mutate: func(c *Config) { c.Store.Driver = DriverPostgres }, wantKey: "store.dsn", wantMsg: "required when store.driver is postgres"},
+		{name: "postgres without dsn", mutate: func(c *Config) { c.Store.Driver = DriverPostgres; c.SingleNode = true }, wantKey: "store.dsn", wantMsg: "required when store.driver is postgres"},
 		{name: "postgres key=value dsn", mutate: func(c *Config) {
 			c.Store = Store{Driver: DriverPostgres, DSN: "host=db user=kadu dbname=kadu"}
+			c.SingleNode = true
 		}, wantKey: "store.dsn", wantMsg: "not a postgres:// URL"},
 		{name: "postgres dsn without host", mutate: func(c *Config) {
 			c.Store = Store{Driver: DriverPostgres, DSN: "postgres:///kadu?sslmode=disable"}
+			c.SingleNode = true
 		}, wantKey: "store.dsn", wantMsg: "no host and no socket directory"},
 		{name: "postgres dsn bad port", mutate: func(c *Config) {
 			c.Store = Store{Driver: DriverPostgres, DSN: "postgres://db:port/kadu"}
+			c.SingleNode = true
 		}, wantKey: "store.dsn", wantMsg: "does not parse"},
 		{name: "sqlite given a postgres URL", mutate: func(c *Config) { c.Store.DSN = "postgres://db/kadu" }, wantKey: "store.dsn", wantMsg: "set store.driver: postgres"},
 		{name: "sqlite in memory", mutate: func(c *Config) { c.Store.DSN = ":memory:" }, wantKey: "store.dsn", wantMsg: "in-memory"},

@@ -297,7 +297,10 @@ func TestCrashedReplicaPostgres(t *testing.T) {
 	agent, agentURL := newSlowAgent(t)
 	addr1, addr2 := freeAddr(t), freeAddr(t)
 	cfgFile := writeConfig(t, "log:\n  level: warn\n"+noBundles)
-	env := crashEnv(t, agentURL, addr1, "KADU_STORE__DRIVER=postgres", "KADU_STORE__DSN="+dsn)
+	// The replicas share crashEnv's data dir (the dev issuer's keys, the
+	// blobs), which stands in for the shared issuer and bucket of a real
+	// deployment: hence single_node.
+	env := crashEnv(t, agentURL, addr1, "KADU_STORE__DRIVER=postgres", "KADU_STORE__DSN="+dsn, "KADU_SINGLE_NODE=true")
 
 	// Only the first replica runs while the executions start.
 	first := serveProcess(t, bin, env, "", "serve", "--config", cfgFile, "--addr", addr1, "--admin-addr", freeAddr(t))
