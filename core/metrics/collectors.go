@@ -10,7 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+func isNoRows(err error) bool { return errors.Is(err, errNoRows) }
+
+var errNoRows = sql.ErrNoRows
 
 // BundleSample is one loaded bundle's state at scrape time.
 type BundleSample struct {
