@@ -11,8 +11,12 @@ import (
 
 type refusingLimiter struct{}
 
-func (refusingLimiter) AllowIP(context.Context, string) (bool, time.Duration)  { return false, time.Second }
-func (refusingLimiter) AllowOrg(context.Context, string) (bool, time.Duration) { return false, time.Second }
+func (refusingLimiter) AllowIP(context.Context, string) (bool, time.Duration) {
+	return false, time.Second
+}
+func (refusingLimiter) AllowOrg(context.Context, string) (bool, time.Duration) {
+	return false, time.Second
+}
 
 type refusingVerifier struct{ err error }
 
