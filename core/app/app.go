@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kobana/kadu/core/api"
 	"github.com/kobana/kadu/core/auth"
@@ -20,6 +21,7 @@ import (
 	"github.com/kobana/kadu/core/confirm"
 	"github.com/kobana/kadu/core/devauth"
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/metrics"
 	"github.com/kobana/kadu/core/origin"
 	"github.com/kobana/kadu/core/plugin"
 	"github.com/kobana/kadu/core/store"
@@ -69,6 +71,8 @@ type App struct {
 	confirm  *confirm.Confirmer
 	dev      *devauth.Server // the embedded issuer; nil with auth.issuer
 	draining atomic.Bool
+	registry *prometheus.Registry // served at GET /metrics (metrics.go)
+	metrics  *metrics.Metrics
 }
 
 // New builds every part from cfg: it opens (and migrates) the store, so
@@ -91,19 +95,22 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	}()
 	a.public.HideBanner, a.public.HidePort = true, true
 	a.public.HTTPErrorHandler = a.httpError
+	if a.registry, a.metrics, err = newMetrics(); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 
 	verifier, err := a.mountAuth(opts)
 	if err != nil {
 		return nil, err
 	}
 	aliases := cfg.MCPURLAliases()
-	authn := auth.NewAuthenticator(auth.NewCachingVerifier(verifier, auth.CacheOptions{}), cfg.MCPURL(), log, aliases...)
+	authn := auth.NewAuthenticator(countingVerifier{auth.NewCachingVerifier(verifier, auth.CacheOptions{}), a.metrics}, cfg.MCPURL(), log, aliases...)
 	prm := echo.WrapHandler(auth.MetadataHandler(cfg.MCPURL(), cfg.IssuerURL(), aliases...))
 	for _, p := range auth.MetadataPaths(cfg.MCPURL()) {
 		a.public.Any(p, prm)
 	}
 
-	if a.backend, err = openBackend(ctx, cfg, log); err != nil {
+	if a.backend, err = openBackend(ctx, cfg, log, a.metrics); err != nil {
 		return nil, err
 	}
 	rest, err := newAPI(cfg, a.backend, authn, log)
@@ -114,10 +121,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	var restLimiter api.Limiter
 	var mcpLimiter mcp.Limiter
 	if a.backend.limiter != nil {
-		restLimiter, mcpLimiter = a.backend.limiter, a.backend.limiter
+		l := countingLimiter{a.backend.limiter, a.metrics}
+		restLimiter, mcpLimiter = l, l
 	}
 	rest.Register(a.public.Group(api.BasePath, rest.Middlewares(api.LimitedAuth(authn, restLimiter))...))
 	a.dispatch = newAPIDispatcher(rest)
+	a.dispatch.h.Pre(observeRoutes(a.dispatch.h, func(route, method string, status int, _ time.Duration) {
+		a.metrics.BundleAPICall(route, method, status)
+	}))
 	if a.backend.blobs.Local() {
 		a.public.Any(blobsPath+"/*", echo.WrapHandler(a.backend.blobs.Handler()))
 	}
@@ -145,6 +156,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		StateTTL:    cfg.Confirm.StateTTL,
 		ApprovalTTL: cfg.Confirm.ApprovalTTL,
 		Logger:      log,
+		Metrics:     a.metrics,
 	}); err != nil {
 		return nil, fmt.Errorf("confirm: %w", err)
 	}
@@ -162,6 +174,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		Logger:        log,
 		// A full or unreachable store is the same 503 on MCP as on REST.
 		StoreUnavailable: store.Unavailable,
+		Metrics:          a.metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -169,7 +182,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	a.public.Any(cfg.MCPPath, echo.WrapHandler(engine))
 	// One guard and one drain answer in front of every route (edge.go).
 	g := &edge{origins: origins, mcpPath: cfg.MCPPath, engine: engine, page: approvals, draining: a.draining.Load, log: log}
-	a.public.Pre(g.middleware)
+	a.public.Pre(observeRoutes(a.public, a.metrics.HTTPRequest), g.middleware)
+	a.mountMetrics()
 
 	a.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -267,7 +281,8 @@ func (a *App) Close() error {
 // in development, the embedded authorization server.
 func (a *App) Handler() http.Handler { return a.public }
 
-// AdminHandler is the admin listener's handler: /healthz and /readyz.
+// AdminHandler is the admin listener's handler: /healthz, /readyz,
+// /metrics and /admin/plugins.
 func (a *App) AdminHandler() http.Handler { return a.admin }
 
 // httpError renders Echo's own errors (unknown route, 405 on a route) as
@@ -340,7 +355,7 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 	if a.cfg.Auth.Issuer == "" {
 		fmt.Fprintf(stdout, "Sign-in: embedded development authorization server at %s (loopback only)\n", a.cfg.PublicOrigin())
 	}
-	fmt.Fprintf(stdout, "Admin: http://%s/healthz, /readyz\n", adm.Addr())
+	fmt.Fprintf(stdout, "Admin: http://%s/healthz, /readyz, /metrics\n", adm.Addr())
 	a.log.Info("listening", slog.String("addr", pub.Addr().String()), slog.String("admin_addr", adm.Addr().String()))
 
 	var serveErr error

@@ -18,6 +18,7 @@ import (
 	"github.com/kobana/kadu/core/blob"
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/jobs"
+	"github.com/kobana/kadu/core/metrics"
 	"github.com/kobana/kadu/core/ratelimit"
 	"github.com/kobana/kadu/core/store"
 )
@@ -34,7 +35,7 @@ type backend struct {
 
 // openBackend opens the store (migrating it), the bucket and the rate
 // limiter, and builds the queue. On error nothing stays open.
-func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *backend, err error) {
+func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Metrics) (_ *backend, err error) {
 	b := &backend{}
 	defer func() {
 		if err != nil {
@@ -48,7 +49,8 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log, SecretKeys: keys})
+	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log, SecretKeys: keys,
+		Observer: storeObserver(m)})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
 	}
@@ -91,6 +93,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *
 		WebhookJSON:       api.WebhookJSON,
 		WebhookAllowHosts: cfg.Webhooks.AllowHosts,
 		WebhookTimeout:    cfg.Webhooks.Timeout,
+		Metrics:           m,
 	}
 	if cfg.Store.Driver == config.DriverPostgres {
 		opts.ListenerDSN = cfg.StoreDSN()
@@ -276,7 +279,7 @@ func signingKey(cfg *config.Config) ([]byte, error) {
 // Migrate creates or upgrades the store's and the queue's tables, for
 // `kadu migrate`.
 func Migrate(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	b, err := openBackend(ctx, cfg, log) // Open and jobs.New both migrate
+	b, err := openBackend(ctx, cfg, log, nil) // Open and jobs.New both migrate
 	if err != nil {
 		return err
 	}

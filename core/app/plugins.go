@@ -70,7 +70,8 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 			}
 			return bundleConfigs(cfg), nil
 		},
-		Logger: a.log,
+		Logger:  a.log,
+		Metrics: a.metrics,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)

@@ -76,6 +76,7 @@ func (c *Confirmer) requestApproval(ctx context.Context, p *auth.Principal, call
 		"Do not call %s again for this: that would ask for another approval.",
 		what, link, expires, a.ID, call.Tool.Name)
 	c.log.InfoContext(ctx, "confirm: approval requested", append(c.attrs(p, call), slog.String("approval_id", a.ID))...)
+	c.approval("issued")
 	return &mcp.ToolResult{Content: []mcp.Content{mcp.Text(text)}, StructuredContent: sc}, nil
 }
 
@@ -136,6 +137,7 @@ func (c *Confirmer) Decide(ctx context.Context, signedIn *auth.Principal, orgID,
 	if errors.Is(err, store.ErrConflict) {
 		a.Status = a.StatusAt(now)
 		if a.Status == store.ApprovalExpired {
+			c.approval("expired")
 			return a, ErrExpired
 		}
 		return a, ErrDecided
@@ -146,6 +148,7 @@ func (c *Confirmer) Decide(ctx context.Context, signedIn *auth.Principal, orgID,
 	log := []any{slog.String("org_id", orgID), slog.String("approval_id", id), slog.String("tool", a.Tool)}
 	if !proceed {
 		c.log.InfoContext(ctx, "confirm: approval cancelled; nothing ran", log...)
+		c.approval("cancelled")
 		return a, nil
 	}
 	// Won: run it to the end, even if the browser goes away.
@@ -156,6 +159,7 @@ func (c *Confirmer) Decide(ctx context.Context, signedIn *auth.Principal, orgID,
 		return store.Approval{}, fmt.Errorf("confirm: recording the outcome of approval %s: %w", id, err)
 	}
 	c.log.InfoContext(ctx, "confirm: approval continued", append(log, slog.String("status", string(a.Status)))...)
+	c.approval("approved")
 	return a, nil
 }
 

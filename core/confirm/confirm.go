@@ -59,6 +59,9 @@ type Options struct {
 
 	// Now is the clock for expiries. Default time.Now.
 	Now func() time.Time
+
+	// Metrics counts confirmation events (metrics.go). Nil: none.
+	Metrics Metrics
 }
 
 // Confirmer is an mcp.Catalog that holds back destructive tool calls until
@@ -79,6 +82,7 @@ type Confirmer struct {
 	approvalTTL time.Duration
 	log         *slog.Logger
 	now         func() time.Time
+	metrics     Metrics
 
 	// How a retry of a state whose accepted call is still running waits
 	// for its outcome: polls of the store, pollEvery apart. Tests shorten
@@ -123,6 +127,7 @@ func New(opts Options) (*Confirmer, error) {
 		approvalTTL: opts.ApprovalTTL,
 		log:         opts.Logger,
 		now:         opts.Now,
+		metrics:     opts.Metrics,
 		pollEvery:   100 * time.Millisecond,
 		polls:       50,
 	}

@@ -62,6 +62,7 @@ func (c *Confirmer) ask(ctx context.Context, p *auth.Principal, call *mcp.ToolCa
 		return nil, fmt.Errorf("confirm: encoding the confirmation request: %w", err)
 	}
 	c.log.InfoContext(ctx, "confirm: asked in the chat", c.attrs(p, call)...)
+	c.confirmation("asked")
 	return &mcp.ToolResult{InputRequests: map[string]json.RawMessage{confirmKey: req}, RequestState: sealed}, nil
 }
 
@@ -127,6 +128,7 @@ func (c *Confirmer) retry(ctx context.Context, p *auth.Principal, call *mcp.Tool
 	claims, err := c.keys.open(call.RequestState)
 	if err != nil || !claims.matches(b, c.now()) {
 		c.log.InfoContext(ctx, "confirm: requestState refused", c.attrs(p, call)...)
+		c.confirmation(c.refusedEvent(claims, err))
 		return nil, errInvalidState()
 	}
 	ans, aerr := parseAnswer(call.InputResponses)
@@ -172,6 +174,7 @@ func (c *Confirmer) runOnce(ctx context.Context, p *auth.Principal, call *mcp.To
 		c.log.ErrorContext(ctx, "confirm: recording the outcome of a confirmed call", append(c.attrs(p, call), slog.Any("error", err))...)
 	}
 	c.log.InfoContext(ctx, "confirm: accepted in the chat; the call ran", c.attrs(p, call)...)
+	c.confirmation("accepted")
 	return res, callErr
 }
 
@@ -202,6 +205,7 @@ func (c *Confirmer) decline(ctx context.Context, p *auth.Principal, call *mcp.To
 		reason = "cancelled"
 	}
 	c.log.InfoContext(ctx, "confirm: "+reason+" in the chat; nothing ran", c.attrs(p, call)...)
+	c.confirmation(reason)
 	return notExecuted(title(call.Tool), reason), nil
 }
 

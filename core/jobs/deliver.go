@@ -136,9 +136,13 @@ func (q *Queue) deliver(ctx context.Context, orgID, id string, attempt int, repl
 	if ctx.Err() != nil {
 		return ctx.Err() // this replica is stopping: the attempt is made again
 	}
-	return st.InTx(ctx, func(tx *store.Tx) error {
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
 		return q.settle(ctx, tx, d, hook, attempt, replay, now, res)
-	})
+	}); err != nil {
+		return err
+	}
+	q.observeDelivery(ctx, d, evt, res, replay)
+	return nil
 }
 
 // scheduledAttempts counts the attempts of delivery id made on its

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/kobana/kadu/core/agent"
 	"github.com/kobana/kadu/core/config"
@@ -98,6 +99,9 @@ type Options struct {
 	// Now is the clock of waiting_input expiry, maintenance and webhook
 	// attempts (their timestamps and retry schedule). Default time.Now.
 	Now func() time.Time
+	// Metrics counts transitions, jobs and webhook attempts (metrics.go).
+	// Nil: none.
+	Metrics Metrics
 }
 
 // Queue is the River client of one replica. Start it to work jobs; it can
@@ -192,6 +196,7 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 			queueWebhooks:      {MaxWorkers: opts.WebhookWorkers},
 		},
 		Workers:           workers,
+		Middleware:        []rivertype.Middleware{&jobMetrics{q: q}},
 		FetchPollInterval: opts.PollInterval,
 		// A notified insert is fetched at most this long after the previous
 		// fetch (River's default, 100 ms, would make every launch wait it).

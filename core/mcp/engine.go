@@ -52,6 +52,9 @@ type Options struct {
 	// with Retry-After instead of an opaque internal error, so the client
 	// retries and the load balancer's readiness tells the rest. Nil: never.
 	StoreUnavailable func(error) bool
+	// Metrics counts requests by method, name and outcome (metrics.go).
+	// Nil: none.
+	Metrics Metrics
 }
 
 // DefaultInstructions orient the model (SPEC §3).
@@ -77,6 +80,7 @@ type Engine struct {
 	pageSize int
 	log      *slog.Logger
 	storeOut func(error) bool
+	metrics  Metrics
 }
 
 // New returns an Engine.
@@ -94,6 +98,7 @@ func New(opts Options) (*Engine, error) {
 		pageSize: opts.PageSize,
 		log:      opts.Logger,
 		storeOut: opts.StoreUnavailable,
+		metrics:  opts.Metrics,
 	}
 	if e.server.Version == "" {
 		e.server.Version = "dev"
@@ -121,6 +126,7 @@ func (e *Engine) Refuse(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Request-Id", x.requestID)
 	e.writeError(x, errHostOrOrigin())
 	e.logExchange(x)
+	e.observe(x)
 }
 
 // exchange is the state of one request as it climbs the ladder.
@@ -136,12 +142,21 @@ type exchange struct {
 	client    ClientContext
 	tool      string // tool name, for logs
 	status    int
+
+	// For metrics (metrics.go): the catalog's name of the tool or prompt
+	// resolved, the URI read, the JSON-RPC error code sent, the result kind.
+	metricName    string
+	resourceURI   string
+	rpcCode       int64
+	toolError     bool
+	inputRequired bool
 }
 
 func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{w: w, r: r, start: time.Now(), requestID: newRequestID()}
 	e.serve(x)
 	e.logExchange(x)
+	e.observe(x)
 }
 
 // serve climbs the ladder of SPEC §2a. Each rung either answers and
@@ -227,6 +242,7 @@ func (e *Engine) writeError(x *exchange, err *Error) {
 			x.w.Header().Set("Retry-After", strconv.Itoa(secs))
 		}
 	}
+	x.rpcCode = err.Code
 	e.writeJSON(x, err.status(), response{JSONRPC: "2.0", ID: x.id(), Error: err})
 }
 

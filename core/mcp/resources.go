@@ -52,6 +52,7 @@ func (e *Engine) readResource(x *exchange) (decorable, *Error) {
 	if p.URI == nil {
 		return nil, InvalidParams("Invalid params: uri is required and must be a string")
 	}
+	x.resourceURI = *p.URI
 	if !e.rungOrgLimit(x) {
 		return nil, errAnswered
 	}
@@ -126,6 +127,7 @@ func (e *Engine) getPrompt(x *exchange) (decorable, *Error) {
 	if prompt == nil {
 		return nil, InvalidParams("Unknown prompt: %s", *p.Name)
 	}
+	x.metricName = prompt.Name
 	var args map[string]string
 	if p.Arguments != nil && string(p.Arguments) != "null" {
 		if json.Unmarshal(p.Arguments, &args) != nil {

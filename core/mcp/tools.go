@@ -69,6 +69,7 @@ func (e *Engine) callTool(x *exchange) (decorable, *Error) {
 	if rerr != nil {
 		return nil, rerr
 	}
+	x.metricName = tool.Name
 	args := p.Arguments
 	if args == nil || string(args) == "null" {
 		args = json.RawMessage("{}")
@@ -108,6 +109,7 @@ func (e *Engine) toolResult(x *exchange, res *ToolResult) (decorable, *Error) {
 		return e.inputRequired(x, res.InputRequests, res.RequestState, res.Meta)
 	}
 	out := &callToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
+	x.toolError = res.IsError
 	out.Meta = res.Meta
 	if out.Content == nil {
 		out.Content = []Content{}
@@ -128,6 +130,7 @@ func (e *Engine) inputRequired(x *exchange, reqs map[string]json.RawMessage, sta
 		return nil, MissingCapability(need...) // era 2025 has no way to answer
 	}
 	out := &inputRequiredResult{InputRequests: reqs, RequestState: state}
+	x.inputRequired = true
 	out.ResultType, out.Meta = "input_required", meta
 	return out, nil
 }

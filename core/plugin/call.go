@@ -156,8 +156,10 @@ func (v *version) fault(ctx context.Context, req *request, err error, inv *invoc
 		attrs = append(attrs, slog.String("stderr_tail", string(inv.stderr)))
 	}
 	v.log.LogAttrs(ctx, slog.LevelError, "bundle fault", attrs...)
+	v.reg.metrics.BundleFault(v.cfg.Name, metricKind(fe.Kind))
 	now := v.reg.set.now()
 	if v.breaker.fault(now) {
+		v.reg.metrics.BundleQuarantined(v.cfg.Name)
 		p := v.breaker.policy
 		v.log.LogAttrs(ctx, slog.LevelError, "bundle quarantined",
 			slog.Int("faults", p.Faults), slog.Duration("window", p.Window), slog.Duration("cooldown", p.Cooldown))

@@ -67,7 +67,9 @@ func (v *version) instantiate(ctx context.Context, org string) (*instance, error
 	defer cancel()
 	c.setCtx(cctx)
 	ictx := experimental.WithMemoryAllocator(context.WithValue(cctx, invocationKey{}, inv), allocatorFor(inst))
+	start := time.Now()
 	mod, err := v.rt.InstantiateModule(ictx, v.compiled, cfg)
+	v.reg.metrics.BundleInstantiated(v.cfg.Name, time.Since(start), err != nil)
 	inst.cur = nil
 	c.setCtx(nil)
 	if inst.mem != nil {
@@ -147,7 +149,9 @@ func (inst *instance) call(ctx context.Context, fn api.Function, inv *invocation
 	}
 	inst.charge.setCtx(cctx)
 	inv.inst, inst.cur = inst, inv
+	start := time.Now()
 	res, err := fn.Call(context.WithValue(cctx, invocationKey{}, inv), uint64(len(inv.input)))
+	v.reg.metrics.BundleCall(v.cfg.Name, metricOp(inv.op), time.Since(start))
 	inst.cur = nil
 	inst.charge.setCtx(nil)
 	if inst.mem != nil {

@@ -163,6 +163,9 @@ type Options struct {
 	// Now is the clock for idle TTLs, quarantine and requestState expiry.
 	// Default time.Now.
 	Now func() time.Time
+	// Metrics counts instantiations, calls, faults and reloads
+	// (metrics.go). Nil: none.
+	Metrics Metrics
 }
 
 var bundleNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)

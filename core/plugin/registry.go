@@ -42,6 +42,7 @@ type Registry struct {
 	budget     *budget
 	reloadCfg  func(ctx context.Context) ([]BundleConfig, error)
 	stopSweep  context.CancelFunc
+	metrics    Metrics // never nil
 
 	snap     atomic.Pointer[snapshot] // read without locks by every call
 	runtimes atomic.Int64             // open wazero runtimes, for tests and status
@@ -92,6 +93,7 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 	r := &Registry{
 		set: set, cache: cache, dispatcher: opts.Dispatcher, sealer: sealer,
 		budget: newBudget(set), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
+		metrics: metricsOrNone(opts.Metrics),
 	}
 	r.failures.Store(&map[string]failure{})
 	r.snap.Store(newSnapshot().seal())
@@ -119,12 +121,13 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 // A bundle that fails never replaces a working version: the old one keeps
 // serving (a new bundle is simply not published). The error joins one
 // error per failed bundle, each naming it. Reload calls are serialised.
-func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) error {
+func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
 	}
+	defer func() { r.metrics.BundleReload(err != nil) }()
 	old := r.snap.Load()
 	type candidate struct {
 		v, prev *version

@@ -17,8 +17,8 @@ func newServeCmd(d deps) *cobra.Command {
 		Use:   "serve",
 		Short: "Run the Kadu server",
 		Long: `Run the Kadu server: the MCP endpoint, the REST API and, without auth.issuer,
-the embedded development sign-in, on --addr; health, metrics and admin on
---admin-addr.
+the embedded development sign-in, on --addr; /healthz, /readyz, Prometheus
+metrics (GET /metrics, see docs/metrics.md) and /admin/plugins on --admin-addr.
 
 On a fresh machine it needs no configuration: SQLite, output files and the
 development signing keys in --data-dir, the built-in playbook runner, the
