@@ -114,6 +114,7 @@ func (c *Config) Validate() error {
 	p.rateLimits(&c.RateLimits, c.Store.Driver)
 	p.plugins(&c.Plugins)
 	p.confirm(&c.Confirm)
+	p.tracing(&c.Tracing)
 	return errors.Join(p...)
 }
 
