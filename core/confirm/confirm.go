@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/store"
@@ -59,6 +61,10 @@ type Options struct {
 
 	// Now is the clock for expiries. Default time.Now.
 	Now func() time.Time
+
+	// TracerProvider records the span of each confirmation step
+	// (trace.go). Nil: none.
+	TracerProvider trace.TracerProvider
 }
 
 // Confirmer is an mcp.Catalog that holds back destructive tool calls until
@@ -79,6 +85,7 @@ type Confirmer struct {
 	approvalTTL time.Duration
 	log         *slog.Logger
 	now         func() time.Time
+	tracer      trace.Tracer
 
 	// How a retry of a state whose accepted call is still running waits
 	// for its outcome: polls of the store, pollEvery apart. Tests shorten
@@ -123,6 +130,7 @@ func New(opts Options) (*Confirmer, error) {
 		approvalTTL: opts.ApprovalTTL,
 		log:         opts.Logger,
 		now:         opts.Now,
+		tracer:      tracerOf(opts.TracerProvider),
 		pollEvery:   100 * time.Millisecond,
 		polls:       50,
 	}
@@ -170,6 +178,8 @@ func (c *Confirmer) CallTool(ctx context.Context, p *auth.Principal, call *mcp.T
 		// this call was confirmed before; Next verifies the state.
 		return c.next.CallTool(ctx, p, call)
 	}
+	ctx, span := c.startStep(ctx, call)
+	defer span.End()
 	if res := c.checkArguments(call); res != nil {
 		return res, nil
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kobana/kadu/core/agent"
 	"github.com/kobana/kadu/core/config"
@@ -95,6 +97,11 @@ type Options struct {
 	// receivers never hold up executions.
 	WebhookWorkers int
 	Logger         *slog.Logger
+	// TracerProvider and Propagator, both set, run each job under a span
+	// linked to the request that enqueued it and pass the trace context on
+	// to webhook receivers (trace.go). Nil: no spans, nothing propagated.
+	TracerProvider trace.TracerProvider
+	Propagator     propagation.TextMapPropagator
 	// Now is the clock of waiting_input expiry, maintenance and webhook
 	// attempts (their timestamps and retry schedule). Default time.Now.
 	Now func() time.Time
@@ -168,7 +175,7 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		opts.WebhookWorkers = 10
 	}
 	q := &Queue{opts: opts, log: opts.Logger, owner: replicaName(), sweeper: &sweeper{}, hooks: webhook.NewClient(webhook.ClientOptions{
-		AllowHosts: opts.WebhookAllowHosts, Timeout: opts.WebhookTimeout})}
+		AllowHosts: opts.WebhookAllowHosts, Timeout: opts.WebhookTimeout, Propagate: propagateFunc(opts.Propagator)})}
 	pollOnly := true
 	if opts.ListenerDSN != "" && opts.Store.Driver() == store.DriverPostgres {
 		cfg, err := pgxpool.ParseConfig(opts.ListenerDSN)
@@ -206,6 +213,7 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		RescueStuckJobsAfter: jobTimeout + opts.RescueAfter,
 		MaxAttempts:          5,
 		Logger:               quiet(opts.Logger),
+		Middleware:           traceMiddlewares(opts),
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(opts.MaintenanceInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return maintenanceArgs{}, nil },

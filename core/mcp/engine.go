@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/origin"
 )
@@ -52,6 +54,9 @@ type Options struct {
 	// with Retry-After instead of an opaque internal error, so the client
 	// retries and the load balancer's readiness tells the rest. Nil: never.
 	StoreUnavailable func(error) bool
+	// TracerProvider records the span of each method (trace.go). Nil: no
+	// spans.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultInstructions orient the model (SPEC §3).
@@ -77,6 +82,7 @@ type Engine struct {
 	pageSize int
 	log      *slog.Logger
 	storeOut func(error) bool
+	tracer   trace.Tracer
 }
 
 // New returns an Engine.
@@ -94,6 +100,7 @@ func New(opts Options) (*Engine, error) {
 		pageSize: opts.PageSize,
 		log:      opts.Logger,
 		storeOut: opts.StoreUnavailable,
+		tracer:   tracerOf(opts.TracerProvider),
 	}
 	if e.server.Version == "" {
 		e.server.Version = "dev"
@@ -135,6 +142,7 @@ type exchange struct {
 	msg       *message
 	client    ClientContext
 	tool      string // tool name, for logs
+	toolKnown bool   // tool is one the registry serves (a bounded name)
 	status    int
 }
 
