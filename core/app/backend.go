@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/kadu/core/jobs"
 	"github.com/kobana/kadu/core/ratelimit"
 	"github.com/kobana/kadu/core/store"
+	"github.com/kobana/kadu/core/tracing"
 )
 
 // backend is what serves /api/v1: the store, the job queue, the runner and
@@ -34,7 +35,7 @@ type backend struct {
 
 // openBackend opens the store (migrating it), the bucket and the rate
 // limiter, and builds the queue. On error nothing stays open.
-func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *backend, err error) {
+func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *tracing.Tracing) (_ *backend, err error) {
 	b := &backend{}
 	defer func() {
 		if err != nil {
@@ -48,7 +49,8 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log, SecretKeys: keys})
+	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log, SecretKeys: keys,
+		Observer: store.Observers(tr.StoreObserver(dbSystem(cfg.Store.Driver)))})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
 	}
@@ -74,7 +76,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *
 			return nil, fmt.Errorf("rate_limits: %w", err)
 		}
 	}
-	runner, err := newRunner(cfg)
+	runner, err := newRunner(cfg, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +93,9 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *
 		WebhookJSON:       api.WebhookJSON,
 		WebhookAllowHosts: cfg.Webhooks.AllowHosts,
 		WebhookTimeout:    cfg.Webhooks.Timeout,
+	}
+	if tr.Enabled() {
+		opts.TracerProvider, opts.Propagator = tr.Provider(), tr.Propagator()
 	}
 	if cfg.Store.Driver == config.DriverPostgres {
 		opts.ListenerDSN = cfg.StoreDSN()
@@ -141,11 +146,12 @@ func subKey(master []byte, use string) []byte {
 	return m.Sum(nil)
 }
 
-func newRunner(cfg *config.Config) (agent.Runner, error) {
+func newRunner(cfg *config.Config, tr *tracing.Tracing) (agent.Runner, error) {
 	if cfg.Runner.Kind == config.RunnerHTTP {
 		r, err := agent.NewHTTPRunner(cfg.Runner.HTTP.URL, cfg.Runner.HTTP.Token.Reveal(), &agent.HTTPOptions{
 			RequestTimeout: cfg.Runner.HTTP.Timeout,
 			PollInterval:   cfg.Runner.HTTP.PollInterval,
+			Propagate:      tr.Inject,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("runner.http: %w", err)
@@ -276,7 +282,7 @@ func signingKey(cfg *config.Config) ([]byte, error) {
 // Migrate creates or upgrades the store's and the queue's tables, for
 // `kadu migrate`.
 func Migrate(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	b, err := openBackend(ctx, cfg, log) // Open and jobs.New both migrate
+	b, err := openBackend(ctx, cfg, log, tracing.Noop()) // Open and jobs.New both migrate
 	if err != nil {
 		return err
 	}
