@@ -428,4 +428,3 @@ func TestTracingJobLinksToLaunchAndPropagates(t *testing.T) {
 		})
 	})
 }
-
