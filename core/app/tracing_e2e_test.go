@@ -428,3 +428,55 @@ func TestTracingJobLinksToLaunchAndPropagates(t *testing.T) {
 		})
 	})
 }
+
+// TestTracingHTTPRunnerGetsTraceparent launches an execution through REST
+// in the caller's trace with runner: http: the agent service's request
+// carries a traceparent of the run's job span, which links to the launch.
+func TestTracingHTTPRunnerGetsTraceparent(t *testing.T) {
+	got := make(chan string, 8)
+	agentSvc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- r.Header.Get("traceparent"):
+		default:
+		}
+		// Refused: the execution fails, which is all this test needs.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"refused by the test"}`)
+	}))
+	t.Cleanup(agentSvc.Close)
+	srv, rcv := startTracedProduct(t, true, func(c *config.Config) {
+		c.Runner.Kind = config.RunnerHTTP
+		c.Runner.HTTP.URL = agentSvc.URL
+		c.Runner.HTTP.Token = "agent-token-for-tests"
+	})
+	token, err := MintDevToken(srv.cfg, TokenOptions{OrgID: "org_runner_traced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := restClient{t: t, base: srv.baseURL, token: token}
+	task, example := c.findTask("Resumo de extrato")
+	body, _ := json.Marshal(map[string]any{"input": example})
+	status, _, exe := c.do("POST", "/tasks/"+task+"/run", string(body), "traceparent", traceparent)
+	if status != 202 {
+		t.Fatalf("run: %d %v", status, exe)
+	}
+	var tp string
+	select {
+	case tp = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent service got no request in 30s")
+	}
+	parts := strings.Split(tp, "-")
+	if len(parts) != 4 || len(parts[1]) != 32 {
+		t.Fatalf("agent request traceparent %q, want a W3C traceparent", tp)
+	}
+	rcv.waitFor(t, srv, "execute job span that sent the agent request, linked to the REST launch", func(all []gotSpan) bool {
+		return slices.ContainsFunc(all, func(s gotSpan) bool {
+			return s.Name == "job execute" && s.TraceID == parts[1] &&
+				slices.ContainsFunc(s.Links, func(l string) bool { return strings.HasPrefix(l, callerTrace+"/") })
+		}) && slices.ContainsFunc(all, func(s gotSpan) bool {
+			return s.TraceID == callerTrace && s.Name == "POST /api/v1/tasks/:id/run"
+		})
+	})
+}
