@@ -96,6 +96,9 @@ func (r *HTTPRunner) attempt(ctx context.Context, u string, c call) (*response, 
 	if c.idemKey != "" {
 		req.Header.Set("Idempotency-Key", c.idemKey)
 	}
+	if r.opts.Propagate != nil {
+		r.opts.Propagate(ctx, req.Header)
+	}
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return nil, err

@@ -46,6 +46,10 @@ type HTTPOptions struct {
 	AllowInsecureHTTP bool
 	// UserAgent is sent with every request. Default "kadu-http-runner/1".
 	UserAgent string
+	// Propagate adds the trace context of ctx (a W3C traceparent) to each
+	// request's headers, so that the agent service's spans join the
+	// execution's trace (docs/tracing.md). Nil: nothing is added.
+	Propagate func(ctx context.Context, h http.Header)
 }
 
 // HTTPRunner delegates executions to an external agent service (runner:

@@ -25,6 +25,7 @@ import (
 	"github.com/kobana/kadu/core/origin"
 	"github.com/kobana/kadu/core/plugin"
 	"github.com/kobana/kadu/core/store"
+	"github.com/kobana/kadu/core/tracing"
 )
 
 // Options are the parts of an App that do not come from configuration.
@@ -48,6 +49,9 @@ type Options struct {
 	// SkipDrain, when closed, ends a drain delay in progress at once (kadu
 	// serve closes it on a second signal). Nil: the delay runs its course.
 	SkipDrain <-chan struct{}
+	// Tracing adjusts the trace pipeline (tests: a short batch delay).
+	// The endpoint and the rest come from cfg.Tracing and OTEL_*.
+	Tracing tracing.Options
 }
 
 // ErrTerminated, as the cause of Serve's context (context.WithCancelCause),
@@ -70,6 +74,8 @@ type App struct {
 	plugins  *plugin.Registry // nil when Options.Catalog replaced it
 	confirm  *confirm.Confirmer
 	dev      *devauth.Server // the embedded issuer; nil with auth.issuer
+	tracing  *tracing.Tracing
+	handler  http.Handler // public, inside the server span
 	draining atomic.Bool
 	registry *prometheus.Registry // served at GET /metrics (metrics.go)
 	metrics  *metrics.Metrics
@@ -86,13 +92,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		log = newLogger(cfg.Log, os.Stderr)
 	}
 	// A full disk fails every write: one log line per kind every 10 s.
-	log = slog.New(store.ThrottleHandler(log.Handler(), 0))
+	log = slog.New(tracing.LogHandler(store.ThrottleHandler(log.Handler(), 0)))
 	a := &App{cfg: cfg, log: log, opts: opts, public: echo.New(), admin: http.NewServeMux()}
 	defer func() {
 		if err != nil {
 			a.Close()
 		}
 	}()
+	if a.tracing, err = newTracing(ctx, cfg, opts.Version, opts.Tracing); err != nil {
+		return nil, err
+	}
+	a.public.Use(routeSpan)
+	a.handler = a.tracing.Middleware(a.public)
 	a.public.HideBanner, a.public.HidePort = true, true
 	a.public.HTTPErrorHandler = a.httpError
 	if a.registry, a.metrics, err = newMetrics(); err != nil {
@@ -110,7 +121,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		a.public.Any(p, prm)
 	}
 
-	if a.backend, err = openBackend(ctx, cfg, log, a.metrics); err != nil {
+	if a.backend, err = openBackend(ctx, cfg, log, a.metrics, a.tracing); err != nil {
 		return nil, err
 	}
 	rest, err := newAPI(cfg, a.backend, authn, log)
@@ -149,14 +160,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	// Every destructive tool, first-party or partner, passes through the
 	// confirmation: a bundle cannot opt out.
 	if a.confirm, err = confirm.New(confirm.Options{
-		Next:        catalog,
-		Store:       a.backend.db,
-		Keys:        confirmKeys(cfg, a.backend.key),
-		PublicURL:   cfg.PublicOrigin(),
-		StateTTL:    cfg.Confirm.StateTTL,
-		ApprovalTTL: cfg.Confirm.ApprovalTTL,
-		Logger:      log,
-		Metrics:     a.metrics,
+		Next:           catalog,
+		Store:          a.backend.db,
+		Keys:           confirmKeys(cfg, a.backend.key),
+		PublicURL:      cfg.PublicOrigin(),
+		StateTTL:       cfg.Confirm.StateTTL,
+		ApprovalTTL:    cfg.Confirm.ApprovalTTL,
+		Logger:         log,
+		Metrics:        a.metrics,
+		TracerProvider: a.tracing.Provider(),
 	}); err != nil {
 		return nil, fmt.Errorf("confirm: %w", err)
 	}
@@ -175,6 +187,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		// A full or unreachable store is the same 503 on MCP as on REST.
 		StoreUnavailable: store.Unavailable,
 		Metrics:          a.metrics,
+		TracerProvider:   a.tracing.Provider(),
 	})
 	if err != nil {
 		return nil, err
@@ -274,12 +287,19 @@ func (a *App) Close() error {
 		defer cancel()
 		err = a.plugins.Close(ctx)
 	}
-	return errors.Join(err, a.backend.close())
+	err = errors.Join(err, a.backend.close())
+	if a.tracing != nil {
+		// Last: the spans of everything closed above are exported too.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err = errors.Join(err, a.tracing.Shutdown(ctx))
+	}
+	return err
 }
 
 // Handler is the public listener's handler: MCP endpoint, metadata and,
 // in development, the embedded authorization server.
-func (a *App) Handler() http.Handler { return a.public }
+func (a *App) Handler() http.Handler { return a.handler }
 
 // AdminHandler is the admin listener's handler: /healthz, /readyz,
 // /metrics and /admin/plugins.
@@ -336,7 +356,7 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 			ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		}
 	}
-	public, admin := newServer(a.public), newServer(a.admin)
+	public, admin := newServer(a.Handler()), newServer(a.admin)
 	// Not ctx: its end starts the graceful stop below, which drains the queue.
 	if err := a.backend.queue.Start(context.WithoutCancel(ctx)); err != nil {
 		pub.Close()

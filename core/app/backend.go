@@ -21,6 +21,7 @@ import (
 	"github.com/kobana/kadu/core/metrics"
 	"github.com/kobana/kadu/core/ratelimit"
 	"github.com/kobana/kadu/core/store"
+	"github.com/kobana/kadu/core/tracing"
 )
 
 // backend is what serves /api/v1: the store, the job queue, the runner and
@@ -35,7 +36,7 @@ type backend struct {
 
 // openBackend opens the store (migrating it), the bucket and the rate
 // limiter, and builds the queue. On error nothing stays open.
-func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Metrics) (_ *backend, err error) {
+func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Metrics, tr *tracing.Tracing) (_ *backend, err error) {
 	b := &backend{}
 	defer func() {
 		if err != nil {
@@ -50,7 +51,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		return nil, err
 	}
 	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log, SecretKeys: keys,
-		Observer: storeObserver(m)})
+		Observer: store.Observers(storeObserver(m), tr.StoreObserver(dbSystem(cfg.Store.Driver)))})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
 	}
@@ -76,7 +77,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 			return nil, fmt.Errorf("rate_limits: %w", err)
 		}
 	}
-	runner, err := newRunner(cfg)
+	runner, err := newRunner(cfg, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +95,9 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		WebhookAllowHosts: cfg.Webhooks.AllowHosts,
 		WebhookTimeout:    cfg.Webhooks.Timeout,
 		Metrics:           m,
+	}
+	if tr.Enabled() {
+		opts.TracerProvider, opts.Propagator = tr.Provider(), tr.Propagator()
 	}
 	if cfg.Store.Driver == config.DriverPostgres {
 		opts.ListenerDSN = cfg.StoreDSN()
@@ -144,11 +148,12 @@ func subKey(master []byte, use string) []byte {
 	return m.Sum(nil)
 }
 
-func newRunner(cfg *config.Config) (agent.Runner, error) {
+func newRunner(cfg *config.Config, tr *tracing.Tracing) (agent.Runner, error) {
 	if cfg.Runner.Kind == config.RunnerHTTP {
 		r, err := agent.NewHTTPRunner(cfg.Runner.HTTP.URL, cfg.Runner.HTTP.Token.Reveal(), &agent.HTTPOptions{
 			RequestTimeout: cfg.Runner.HTTP.Timeout,
 			PollInterval:   cfg.Runner.HTTP.PollInterval,
+			Propagate:      tr.Inject,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("runner.http: %w", err)
@@ -279,7 +284,7 @@ func signingKey(cfg *config.Config) ([]byte, error) {
 // Migrate creates or upgrades the store's and the queue's tables, for
 // `kadu migrate`.
 func Migrate(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	b, err := openBackend(ctx, cfg, log, nil) // Open and jobs.New both migrate
+	b, err := openBackend(ctx, cfg, log, nil, tracing.Noop()) // Open and jobs.New both migrate
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 	reg, err := plugin.New(ctx, &plugin.Options{
 		Bundles:              bundleConfigs(a.cfg),
 		CacheDir:             a.cfg.PluginCacheDir(),
-		Dispatcher:           a.dispatch,
+		Dispatcher:           traceDispatch(a.dispatch, a.tracing),
 		SealKey:              subKey(a.backend.key, "plugin-state"),
 		GlobalInstanceBudget: pl.MaxInstances,
 		MemoryBudget:         int64(pl.MemoryBudgetMiB) << 20,
@@ -70,8 +70,9 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 			}
 			return bundleConfigs(cfg), nil
 		},
-		Logger:  a.log,
-		Metrics: a.metrics,
+		Logger:         a.log,
+		Metrics:        a.metrics,
+		TracerProvider: a.tracing.Provider(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)

@@ -59,6 +59,7 @@ type Config struct {
 	RateLimits RateLimits `koanf:"rate_limits"`
 	Plugins    Plugins    `koanf:"plugins"`
 	Confirm    Confirm    `koanf:"confirm"`
+	Tracing    Tracing    `koanf:"tracing"`
 
 	// Plans are the plans organisations can be on, by name: plans.<name>.<field>
 	// in the file, KADU_PLANS__<NAME>__<FIELD> in the environment. Default: the
@@ -229,6 +230,7 @@ func Defaults() Config {
 		RateLimits: RateLimits{Enabled: true, IPPerMinute: 60, Backend: RateLimitAuto},
 		Plugins:    defaultPlugins(),
 		Confirm:    Confirm{StateTTL: 5 * time.Minute, ApprovalTTL: 15 * time.Minute},
+		Tracing:    Tracing{SampleRatio: 1, ServiceName: "kadu"},
 		Plans:      builtinPlans(),
 	}
 }

@@ -23,7 +23,7 @@ func supported(t reflect.Type) bool {
 		return true
 	}
 	switch t.Kind() {
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64:
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Float64:
 		return true
 	}
 	return false
@@ -54,6 +54,12 @@ func decode(key string, t reflect.Type, v any) (reflect.Value, string, string) {
 			return out, key, msg
 		}
 		out.SetBool(b)
+	case reflect.Float64:
+		f, msg := toFloat(v)
+		if msg != "" {
+			return out, key, msg
+		}
+		out.SetFloat(f)
 	default: // signed integers
 		n, msg := toInt(v, t.Bits())
 		if msg != "" {
@@ -86,6 +92,24 @@ func toBool(v any) (bool, string) {
 		}
 	}
 	return false, fmt.Sprintf("%s is not a boolean (want true or false)", describe(v))
+}
+
+func toFloat(v any) (float64, string) {
+	switch x := v.(type) {
+	case float64:
+		return x, ""
+	case int:
+		return float64(x), ""
+	case int64:
+		return float64(x), ""
+	case uint64:
+		return float64(x), ""
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f, ""
+		}
+	}
+	return 0, fmt.Sprintf("%s is not a number (want a decimal such as 0.25)", describe(v))
 }
 
 func toInt(v any, bits int) (int64, string) {

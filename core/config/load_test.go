@@ -498,6 +498,7 @@ func TestSchemaKeys(t *testing.T) {
 		"runner.http.poll_interval", "runner.http.timeout", "runner.http.token", "runner.http.url", "runner.kind", "runner.rescue_after",
 		"single_node",
 		"store.driver", "store.dsn",
+		"tracing.endpoint", "tracing.sample_ratio", "tracing.service_name", "tracing.trust_traceparent",
 		"webhooks.allow_hosts", "webhooks.timeout",
 	}
 	if !slices.Equal(configSchema.keys, want) {

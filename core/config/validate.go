@@ -115,6 +115,7 @@ func (c *Config) Validate() error {
 	p.plugins(&c.Plugins)
 	p.confirm(&c.Confirm)
 	p.replicas(c)
+	p.tracing(&c.Tracing)
 	return errors.Join(p...)
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/store"
@@ -62,6 +64,9 @@ type Options struct {
 
 	// Metrics counts confirmation events (metrics.go). Nil: none.
 	Metrics Metrics
+	// TracerProvider records the span of each confirmation step
+	// (trace.go). Nil: none.
+	TracerProvider trace.TracerProvider
 }
 
 // Confirmer is an mcp.Catalog that holds back destructive tool calls until
@@ -83,6 +88,7 @@ type Confirmer struct {
 	log         *slog.Logger
 	now         func() time.Time
 	metrics     Metrics
+	tracer      trace.Tracer
 
 	// How a retry of a state whose accepted call is still running waits
 	// for its outcome: polls of the store, pollEvery apart. Tests shorten
@@ -128,6 +134,7 @@ func New(opts Options) (*Confirmer, error) {
 		log:         opts.Logger,
 		now:         opts.Now,
 		metrics:     opts.Metrics,
+		tracer:      tracerOf(opts.TracerProvider),
 		pollEvery:   100 * time.Millisecond,
 		polls:       50,
 	}
@@ -175,6 +182,8 @@ func (c *Confirmer) CallTool(ctx context.Context, p *auth.Principal, call *mcp.T
 		// this call was confirmed before; Next verifies the state.
 		return c.next.CallTool(ctx, p, call)
 	}
+	ctx, span := c.startStep(ctx, call)
+	defer span.End()
 	if res := c.checkArguments(call); res != nil {
 		return res, nil
 	}

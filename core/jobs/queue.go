@@ -16,6 +16,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kobana/kadu/core/agent"
 	"github.com/kobana/kadu/core/config"
@@ -96,6 +98,11 @@ type Options struct {
 	// receivers never hold up executions.
 	WebhookWorkers int
 	Logger         *slog.Logger
+	// TracerProvider and Propagator, both set, run each job under a span
+	// linked to the request that enqueued it and pass the trace context on
+	// to webhook receivers (trace.go). Nil: no spans, nothing propagated.
+	TracerProvider trace.TracerProvider
+	Propagator     propagation.TextMapPropagator
 	// Now is the clock of waiting_input expiry, maintenance and webhook
 	// attempts (their timestamps and retry schedule). Default time.Now.
 	Now func() time.Time
@@ -172,7 +179,7 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		opts.WebhookWorkers = 10
 	}
 	q := &Queue{opts: opts, log: opts.Logger, owner: replicaName(), sweeper: &sweeper{}, hooks: webhook.NewClient(webhook.ClientOptions{
-		AllowHosts: opts.WebhookAllowHosts, Timeout: opts.WebhookTimeout})}
+		AllowHosts: opts.WebhookAllowHosts, Timeout: opts.WebhookTimeout, Propagate: propagateFunc(opts.Propagator)})}
 	pollOnly := true
 	if opts.ListenerDSN != "" && opts.Store.Driver() == store.DriverPostgres {
 		cfg, err := pgxpool.ParseConfig(opts.ListenerDSN)
@@ -196,7 +203,7 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 			queueWebhooks:      {MaxWorkers: opts.WebhookWorkers},
 		},
 		Workers:           workers,
-		Middleware:        []rivertype.Middleware{&jobMetrics{q: q}},
+		Middleware:        append([]rivertype.Middleware{&jobMetrics{q: q}}, traceMiddlewares(opts)...),
 		FetchPollInterval: opts.PollInterval,
 		// A notified insert is fetched at most this long after the previous
 		// fetch (River's default, 100 ms, would make every launch wait it).

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/origin"
 )
@@ -55,6 +57,9 @@ type Options struct {
 	// Metrics counts requests by method, name and outcome (metrics.go).
 	// Nil: none.
 	Metrics Metrics
+	// TracerProvider records the span of each method (trace.go). Nil: no
+	// spans.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultInstructions orient the model (SPEC §3).
@@ -81,6 +86,7 @@ type Engine struct {
 	log      *slog.Logger
 	storeOut func(error) bool
 	metrics  Metrics
+	tracer   trace.Tracer
 }
 
 // New returns an Engine.
@@ -99,6 +105,7 @@ func New(opts Options) (*Engine, error) {
 		log:      opts.Logger,
 		storeOut: opts.StoreUnavailable,
 		metrics:  opts.Metrics,
+		tracer:   tracerOf(opts.TracerProvider),
 	}
 	if e.server.Version == "" {
 		e.server.Version = "dev"
@@ -141,6 +148,7 @@ type exchange struct {
 	msg       *message
 	client    ClientContext
 	tool      string // tool name, for logs
+	toolKnown bool   // tool is one the registry serves (a bounded name)
 	status    int
 
 	// For metrics (metrics.go): the catalog's name of the tool or prompt

@@ -58,7 +58,7 @@ func (e *Engine) dispatch(x *exchange) {
 		e.writeError(x, err)
 		return
 	}
-	result, err := h(e, x)
+	result, err := e.traceMethod(x, h)
 	if err == errAnswered {
 		return
 	}

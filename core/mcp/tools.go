@@ -32,6 +32,7 @@ func (e *Engine) resolveTool(x *exchange, name string) (*Tool, *Error) {
 	if i < 0 || !x.principal.Role.AtLeast(all[i].Access.MinRole) {
 		return nil, InvalidParams("Unknown tool: %s", name)
 	}
+	x.toolKnown = true
 	return &all[i], nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -65,6 +66,8 @@ type invocation struct {
 	apiCalls  int
 	caller    []byte // caller_info JSON, built on first use
 	stderr    []byte // the tail of stderr, for fault logs
+
+	hostTime time.Duration // inside api() dispatches, for the call's span (trace.go)
 }
 
 type invocationKey struct{}
@@ -215,6 +218,8 @@ func (inv *invocation) apiCall(ctx context.Context, method, path string, body fu
 		b = append([]byte(nil), body()...) // the dispatcher may outlive this view
 	}
 	v.apiCalls.Add(1)
+	start := time.Now()
+	defer func() { inv.hostTime += time.Since(start) }()
 	return v.reg.dispatcher.Dispatch(ctx, inv.p, method, path, b)
 }
 

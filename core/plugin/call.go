@@ -59,14 +59,16 @@ type request struct {
 // op's result; it runs before the instance is given back, so an output it
 // rejects (a *FaultError) discards the instance like any other fault.
 // A status-1 output becomes the bundle's *mcp.Error.
-func (v *version) run(ctx context.Context, req *request, decode func(out []byte) error) error {
+func (v *version) run(ctx context.Context, req *request, decode func(out []byte) error) (err error) {
+	ctx, tr := v.reg.startCall(ctx, v, req)
+	var inv *invocation
+	defer func() { tr.end(inv, err) }()
 	now := v.reg.set.now()
 	if until, ok := v.breaker.allow(now); !ok {
 		return fmt.Errorf("bundle %s: %w; calls fail until %s", v.id, ErrQuarantined, until.UTC().Format(time.RFC3339))
 	}
 	var state json.RawMessage
 	if req.state != "" {
-		var err error
 		if state, err = v.reg.sealer.Open(v.binding(req), req.state, now); err != nil {
 			return mcp.InvalidParams("Invalid or expired requestState")
 		}
@@ -79,14 +81,18 @@ func (v *version) run(ctx context.Context, req *request, decode func(out []byte)
 		return fmt.Errorf("encoding the invocation for bundle %s: %w", v.id, err)
 	}
 	v.calls.Add(1)
+	acquired := time.Now()
 	inst, err := v.instanceFor(ctx, req.p.OrgID)
+	tr.acquire = time.Since(acquired)
 	if err != nil {
 		v.fault(ctx, req, err, nil)
 		return err
 	}
-	inv := &invocation{v: v, p: req.p, reqID: req.reqID, info: req.client.Info, input: input,
+	inv = &invocation{v: v, p: req.p, reqID: req.reqID, info: req.client.Info, input: input,
 		op: req.op, target: req.target, allow: req.class}
+	called := time.Now()
 	out, err := inst.call(ctx, inst.handle, inv)
+	tr.call = time.Since(called)
 	if err == nil {
 		if out.status == 1 {
 			err = protocolError(v, req, out.output)

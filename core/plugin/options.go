@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/plugin/internal/route"
 )
@@ -160,6 +162,8 @@ type Options struct {
 	ReloadConfig func(ctx context.Context) ([]BundleConfig, error)
 	// Logger receives load, fault and guest logs. Default: discard.
 	Logger *slog.Logger
+	// TracerProvider records a span per bundle call (trace.go). Nil: none.
+	TracerProvider trace.TracerProvider
 	// Now is the clock for idle TTLs, quarantine and requestState expiry.
 	// Default time.Now.
 	Now func() time.Time

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/plugin/internal/stateseal"
@@ -41,6 +42,7 @@ type Registry struct {
 	sealer     *stateseal.Sealer
 	budget     *budget
 	reloadCfg  func(ctx context.Context) ([]BundleConfig, error)
+	tracer     trace.Tracer
 	stopSweep  context.CancelFunc
 	metrics    Metrics // never nil
 
@@ -94,6 +96,7 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 		set: set, cache: cache, dispatcher: opts.Dispatcher, sealer: sealer,
 		budget: newBudget(set), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
 		metrics: metricsOrNone(opts.Metrics),
+		tracer:  tracerOf(opts.TracerProvider),
 	}
 	r.failures.Store(&map[string]failure{})
 	r.snap.Store(newSnapshot().seal())

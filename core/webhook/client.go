@@ -51,6 +51,9 @@ type ClientOptions struct {
 	// Now is the clock for Result.Duration and HTTP-date Retry-After
 	// values. Default: time.Now.
 	Now func() time.Time
+	// Propagate adds the trace context of ctx (a W3C traceparent) to each
+	// delivery's headers (docs/tracing.md). Nil: nothing is added.
+	Propagate func(ctx context.Context, h http.Header)
 }
 
 // Client delivers webhook requests: one POST per Send, no redirects, no
@@ -193,6 +196,9 @@ func (c *Client) send(ctx context.Context, req Request) Result {
 		HeaderID:        {req.MsgID},
 		HeaderTimestamp: {formatUnix(req.Timestamp)},
 		HeaderSignature: {sig},
+	}
+	if c.opts.Propagate != nil {
+		c.opts.Propagate(ctx, hreq.Header)
 	}
 
 	resp, err := c.hc.Do(hreq)
