@@ -68,6 +68,7 @@ type App struct {
 	plugins  *plugin.Registry // nil when Options.Catalog replaced it
 	confirm  *confirm.Confirmer
 	dev      *devauth.Server // the embedded issuer; nil with auth.issuer
+	verifier *auth.Verifier  // of auth.issuer, for readiness; nil with the embedded issuer
 	draining atomic.Bool
 }
 
@@ -171,22 +172,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	g := &edge{origins: origins, mcpPath: cfg.MCPPath, engine: engine, page: approvals, draining: a.draining.Load, log: log}
 	a.public.Pre(g.middleware)
 
-	a.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	a.admin.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		if a.draining.Load() {
-			http.Error(w, "draining", http.StatusServiceUnavailable)
-			return
-		}
-		if err := a.backend.db.Ready(r.Context()); err != nil {
-			http.Error(w, "degraded: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
+	a.admin.HandleFunc("GET /healthz", a.healthz)
+	a.admin.HandleFunc("GET /readyz", a.readyz) // ready.go
 	return a, nil
 }
 
@@ -229,6 +216,9 @@ func (a *App) mountAuth(opts Options) (*auth.Verifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
+	if a.dev == nil {
+		a.verifier = v
+	}
 	return v, nil
 }
 
@@ -267,7 +257,8 @@ func (a *App) Close() error {
 // in development, the embedded authorization server.
 func (a *App) Handler() http.Handler { return a.public }
 
-// AdminHandler is the admin listener's handler: /healthz and /readyz.
+// AdminHandler is the admin listener's handler: /healthz, /readyz (ready.go)
+// and /admin/plugins.
 func (a *App) AdminHandler() http.Handler { return a.admin }
 
 // httpError renders Echo's own errors (unknown route, 405 on a route) as
