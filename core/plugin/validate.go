@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
@@ -23,12 +24,17 @@ func Validate(ctx context.Context, path string, routes []string) (*Manifest, err
 }
 
 // ValidateModule is Validate for a module held in memory (a bundle built
-// into the binary); label names it in errors.
-func ValidateModule(ctx context.Context, label string, wasm []byte, routes []string) (*Manifest, error) {
+// into the binary); label names it in errors. cacheDir, when not empty,
+// keeps the compiled module for the next call; a cache that cannot be
+// opened is not used.
+func ValidateModule(ctx context.Context, label string, wasm []byte, routes []string, cacheDir string) (*Manifest, error) {
 	if wasm == nil {
 		wasm = []byte{}
 	}
-	return validateModule(ctx, label, wasm, routes, "")
+	if cacheDir != "" && os.MkdirAll(cacheDir, 0o700) != nil {
+		cacheDir = "" // a read-only home: compile every time
+	}
+	return validateModule(ctx, label, wasm, routes, cacheDir)
 }
 
 // validateBundle is Validate with an optional compilation cache directory.
