@@ -75,7 +75,8 @@ type App struct {
 	confirm  *confirm.Confirmer
 	dev      *devauth.Server // the embedded issuer; nil with auth.issuer
 	tracing  *tracing.Tracing
-	handler  http.Handler // public, inside the server span
+	handler  http.Handler   // public, inside the server span
+	verifier *auth.Verifier // of auth.issuer, for readiness; nil with the embedded issuer
 	draining atomic.Bool
 	registry *prometheus.Registry // served at GET /metrics (metrics.go)
 	metrics  *metrics.Metrics
@@ -198,22 +199,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	a.public.Pre(observeRoutes(a.public, a.metrics.HTTPRequest), g.middleware)
 	a.mountMetrics()
 
-	a.admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	a.admin.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		if a.draining.Load() {
-			http.Error(w, "draining", http.StatusServiceUnavailable)
-			return
-		}
-		if err := a.backend.db.Ready(r.Context()); err != nil {
-			http.Error(w, "degraded: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
+	a.admin.HandleFunc("GET /healthz", a.healthz)
+	a.admin.HandleFunc("GET /readyz", a.readyz) // ready.go
 	return a, nil
 }
 
@@ -255,6 +242,9 @@ func (a *App) mountAuth(opts Options) (*auth.Verifier, error) {
 	v, err := auth.NewVerifier(vo)
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
+	}
+	if a.dev == nil {
+		a.verifier = v
 	}
 	return v, nil
 }
@@ -301,8 +291,8 @@ func (a *App) Close() error {
 // in development, the embedded authorization server.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// AdminHandler is the admin listener's handler: /healthz, /readyz,
-// /metrics and /admin/plugins.
+// AdminHandler is the admin listener's handler: /healthz, /readyz (ready.go),
+// /metrics (metrics.go) and /admin/plugins.
 func (a *App) AdminHandler() http.Handler { return a.admin }
 
 // httpError renders Echo's own errors (unknown route, 405 on a route) as

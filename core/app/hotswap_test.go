@@ -114,7 +114,11 @@ func startSwapServer(t *testing.T, builds ...swapBuild) (*testServer, *reloadabl
 	for _, b := range append(builds[1:], builds[0]) {
 		rl.setSwap(b.bundle())
 		next, _ := rl.load()
-		if err := srv.app.plugins.Reload(context.Background(), bundleConfigs(next)); err != nil {
+		bundles, err := bundleConfigs(next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.app.plugins.Reload(context.Background(), bundles); err != nil {
 			t.Fatalf("loading swap %s: %v", b.version, err)
 		}
 	}

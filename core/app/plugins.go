@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -13,16 +14,20 @@ import (
 
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/plugin"
+	"github.com/kobana/kadu/plugins/embedded"
 )
 
 // bundleConfigs maps the enabled bundles of cfg to the registry's
-// configuration, in name order.
-func bundleConfigs(cfg *config.Config) []plugin.BundleConfig {
+// configuration, in name order. A first-party bundle without a path is the
+// copy built into the binary (plugins/embedded); a binary built without it
+// is an error naming the key and the two ways out.
+func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 	enabled := cfg.EnabledBundles()
 	out := make([]plugin.BundleConfig, 0, len(enabled))
+	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(enabled)) {
 		b := enabled[name]
-		out = append(out, plugin.BundleConfig{
+		bc := plugin.BundleConfig{
 			Name:      name,
 			Path:      b.Path,
 			SHA256:    b.SHA256,
@@ -38,10 +43,27 @@ func bundleConfigs(cfg *config.Config) []plugin.BundleConfig {
 			},
 			Config:   b.SettingsMap(),
 			Required: b.Required,
-		})
+		}
+		if b.Path == "" && config.IsFirstParty(name) {
+			if bc.Wasm = embedded.Bundle(name); bc.Wasm == nil {
+				errs = append(errs, fmt.Errorf("plugins.bundles.%s.path: empty, and this binary was built without the %s bundle "+
+					"(plain go build or go test): build it with `go tool task build`, or set the path to a .wasm file "+
+					"(`go tool task build:plugins` writes bin/plugins/%s.wasm)", name, name, name))
+				continue
+			}
+			bc.Path = embeddedPath(name)
+		}
+		out = append(out, bc)
 	}
-	return out
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
+
+// embeddedPath names a bundle built into the binary where a path would
+// appear (GET /admin/plugins, logs).
+func embeddedPath(name string) string { return "embedded:" + name + ".wasm" }
 
 // openPlugins loads the configured bundles. A required bundle that does
 // not load stops start-up with an error naming it and its file: an
@@ -50,8 +72,12 @@ func bundleConfigs(cfg *config.Config) []plugin.BundleConfig {
 // GET /admin/plugins, and the others serve.
 func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, error) {
 	pl := a.cfg.Plugins
+	bundles, err := bundleConfigs(a.cfg)
+	if err != nil {
+		return nil, err
+	}
 	reg, err := plugin.New(ctx, &plugin.Options{
-		Bundles:              bundleConfigs(a.cfg),
+		Bundles:              bundles,
 		CacheDir:             a.cfg.PluginCacheDir(),
 		Dispatcher:           traceDispatch(a.dispatch, a.tracing),
 		SealKey:              subKey(a.backend.key, "plugin-state"),
@@ -68,7 +94,7 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 			if err != nil {
 				return nil, err
 			}
-			return bundleConfigs(cfg), nil
+			return bundleConfigs(cfg)
 		},
 		Logger:         a.log,
 		Metrics:        a.metrics,
@@ -103,8 +129,12 @@ func (a *App) watchPlugins(ctx context.Context, opts Options) {
 		mu.Lock()
 		defer mu.Unlock()
 		cfg, err := a.reloadConfig(opts)
+		var bundles []plugin.BundleConfig
 		if err == nil {
-			err = a.plugins.Reload(ctx, bundleConfigs(cfg))
+			bundles, err = bundleConfigs(cfg)
+		}
+		if err == nil {
+			err = a.plugins.Reload(ctx, bundles)
 		}
 		if err != nil {
 			a.log.Error("plugin reload failed; the loaded bundles keep serving", slog.String("trigger", trigger), slog.Any("error", err))
@@ -135,7 +165,9 @@ func (a *App) watchPlugins(ctx context.Context, opts Options) {
 		paths = append(paths, opts.ConfigPath)
 	}
 	for _, b := range a.cfg.EnabledBundles() {
-		paths = append(paths, b.Path)
+		if b.Path != "" { // empty: built into the binary, nothing to watch
+			paths = append(paths, b.Path)
+		}
 	}
 	if len(paths) == 0 {
 		return

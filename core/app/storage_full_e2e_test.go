@@ -18,7 +18,7 @@ import (
 // the genuine SQLITE_FULL a full disk gives — and checks what a client, an
 // MCP client and the operator see: writes answer 503 unavailable with
 // Retry-After and reason store_unavailable instead of 500, the tool call
-// carries the same answer, /readyz says degraded, the log does not get a
+// carries the same answer, /readyz says the store is degraded, the log does not get a
 // line per failure; and once space is back, /readyz is ready again and
 // writes succeed.
 func TestStorageFullAnswers503(t *testing.T) {
@@ -106,8 +106,8 @@ func TestStorageFullAnswers503(t *testing.T) {
 
 	// Readiness tells the load balancer.
 	status, body := readyz(t, srv)
-	if status != http.StatusServiceUnavailable || !strings.Contains(body, "degraded") || !strings.Contains(body, "disk_full") {
-		t.Fatalf("full: /readyz = %d %q; want 503 degraded … disk_full", status, body)
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, `"store":{"status":"fail","reason":"degraded: storage disk_full`) {
+		t.Fatalf("full: /readyz = %d %q; want 503 with the store check failing: degraded: storage disk_full …", status, body)
 	}
 
 	// Many failures, few log lines.

@@ -2,8 +2,10 @@ package config
 
 // firstPartyBundles are the bundles every configuration has enabled: the
 // tool groups of SPEC §7.4, built from plugins/<name> by
-// `go tool task build:plugins` into bin/plugins (paths relative to the
-// working directory, as `go tool task run` starts the server).
+// `go tool task build:plugins` into bin/plugins and into
+// plugins/embedded/wasm, from where `go tool task build` builds them into
+// the binary. Their path is empty: the copy in the binary, so that it runs
+// from any directory (core/app says what to do when it has none).
 //
 // The pins are the SHA-256 of reproducible builds (-trimpath
 // -buildvcs=false, the Go version of go.mod). After a change to plugins/ or
@@ -64,7 +66,7 @@ func firstParty(name, sha256 string, routes ...string) Bundle {
 	return Bundle{
 		Enabled:        true,
 		Required:       true,
-		Path:           "bin/plugins/" + name + ".wasm",
+		Path:           "",
 		SHA256:         sha256,
 		Routes:         routes,
 		Isolation:      IsolationPerOrg,
@@ -75,4 +77,11 @@ func firstParty(name, sha256 string, routes ...string) Bundle {
 		APICalls:       DefaultBundleAPICalls,
 		Settings:       []string{},
 	}
+}
+
+// IsFirstParty reports whether name is one of the first-party bundles,
+// whose path may be empty (the copy built into the binary).
+func IsFirstParty(name string) bool {
+	_, ok := firstPartyBundles()[name]
+	return ok
 }

@@ -27,7 +27,9 @@ type Config struct {
 
 	// DataDir holds the SQLite database, local blobs and development signing
 	// keys. Default $XDG_STATE_HOME/kadu, else ~/.local/state/kadu. Load makes
-	// it absolute (a leading "~/" is the home directory).
+	// it absolute (a leading "~/" is the home directory): a relative path set
+	// in the configuration file against the file's directory, one from the
+	// environment or --data-dir against the working directory.
 	DataDir string `koanf:"data_dir"`
 
 	// PublicURL is the origin clients use to reach Addr: scheme://host[:port],

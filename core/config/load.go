@@ -59,11 +59,15 @@ func load(path string, explicit bool, flags *pflag.FlagSet, environ func() []str
 	}
 	cfg := Defaults()
 	var p problems
+	// base is where each relative path key set by the file resolves: the
+	// file's directory. Keys the environment or a flag sets later leave it.
+	base := paths{}
 
 	fileKo := koanf.New(".")
 	switch err := fileKo.Load(file.Provider(path), yaml.Parser()); {
 	case err == nil:
 		p.apply(&cfg, fileKo.All(), path)
+		base.fromFile(path, fileKo.Keys())
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		// The default file is optional.
 	default:
@@ -79,6 +83,7 @@ func load(path string, explicit bool, flags *pflag.FlagSet, environ func() []str
 		return nil, fmt.Errorf("reading the environment: %w", err)
 	}
 	p.apply(&cfg, envKo.All(), "environment")
+	base.overridden(envKo.Keys())
 
 	if flags != nil {
 		flagKo := koanf.New(".")
@@ -92,12 +97,13 @@ func load(path string, explicit bool, flags *pflag.FlagSet, environ func() []str
 			return nil, fmt.Errorf("reading flags: %w", err)
 		}
 		p.apply(&cfg, flagKo.All(), "flags")
+		base.overridden(flagKo.Keys())
 	}
 
 	if len(p) > 0 {
 		return nil, fmt.Errorf("invalid configuration:\n%w", errors.Join(p...))
 	}
-	cfg.normalize()
+	cfg.normalize(base)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
@@ -134,20 +140,22 @@ func BindFlag(flags *pflag.FlagSet, name, key string) error {
 }
 
 // normalize fills derived defaults and canonical forms before Validate.
-func (c *Config) normalize() {
-	c.DataDir = absPath(c.DataDir)
+// Relative paths resolve against base.dir(key).
+func (c *Config) normalize(base paths) {
+	c.DataDir = absPath(base.dir("data_dir"), c.DataDir)
 	if c.PublicURL == "" && hasSpecificHost(c.Addr) {
 		c.PublicURL = "http://" + c.Addr
 	}
 	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
-	c.Store.normalize()
+	c.Store.normalize(base.dir("store.dsn"))
 	c.Orgs.normalize()
-	c.Plugins.normalize()
+	c.Plugins.normalize(base)
 }
 
 // absPath makes a file path absolute: a leading "~/" is the home directory
-// and a relative path is resolved against the working directory. "" stays "".
-func absPath(d string) string {
+// and a relative path is resolved against dir, or the working directory
+// when dir is "". "" stays "".
+func absPath(dir, d string) string {
 	if d == "" {
 		return ""
 	}
@@ -155,6 +163,9 @@ func absPath(d string) string {
 		if home, err := os.UserHomeDir(); err == nil {
 			d = filepath.Join(home, d[1:])
 		}
+	}
+	if dir != "" && !filepath.IsAbs(d) {
+		d = filepath.Join(dir, d)
 	}
 	if abs, err := filepath.Abs(d); err == nil {
 		d = abs

@@ -38,7 +38,7 @@ func missing(t *testing.T) string { return filepath.Join(t.TempDir(), "absent.ya
 func wantDefaults() Config {
 	c := Defaults()
 	c.PublicURL = "http://127.0.0.1:8080"
-	c.Plugins.normalize() // bundle paths are relative to the working directory
+	c.Plugins.normalize(paths{})
 	return c
 }
 
@@ -418,13 +418,11 @@ func TestLoadNormalizes(t *testing.T) {
 	if err != nil {
 		t.Skip("no home directory")
 	}
-	wd, _ := os.Getwd()
 	tests := []struct {
 		yaml        string
 		wantDataDir string
 		wantPublic  string
 	}{
-		{yaml: "data_dir: state\n", wantDataDir: filepath.Join(wd, "state"), wantPublic: "http://127.0.0.1:8080"},
 		{yaml: "data_dir: ~/kadu\n", wantDataDir: filepath.Join(home, "kadu"), wantPublic: "http://127.0.0.1:8080"},
 		{yaml: "public_url: http://localhost:8080/\n", wantPublic: "http://localhost:8080"},
 		{yaml: "public_url: null\naddr: '[::1]:8080'\n", wantPublic: "http://[::1]:8080"},
@@ -503,5 +501,73 @@ func TestSchemaKeys(t *testing.T) {
 	}
 	if !slices.Equal(configSchema.keys, want) {
 		t.Fatalf("keys = %q\nwant %q", configSchema.keys, want)
+	}
+}
+
+// TestRelativePathsResolveAgainstTheFile: a relative path in the
+// configuration file means the same wherever the server starts (a service
+// manager starts it from "/"); one typed in the environment or a flag is
+// relative to the shell's working directory.
+func TestRelativePathsResolveAgainstTheFile(t *testing.T) {
+	t.Parallel()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const yaml = `data_dir: state
+store:
+  dsn: db/kadu.db?_pragma=busy_timeout(5000)
+plugins:
+  cache_dir: cache
+  bundles:
+    tasks:
+      path: ../wasm/tasks.wasm
+    partner:
+      enabled: true
+      path: partner.wasm
+      sha256: ` + "abababababababababababababababababababababababababababababababab" + `
+    files:
+      path: /opt/kadu/files.wasm
+`
+	path := writeYAML(t, yaml)
+	dir := filepath.Dir(path)
+	flags := serveFlags(t)
+	if err := flags.Parse([]string{"--data-dir", "flagged"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		env   []string
+		flags bool
+		key   string
+		got   func(c *Config) string
+		want  string
+	}{
+		{"data_dir from the file", nil, false, "data_dir", func(c *Config) string { return c.DataDir }, filepath.Join(dir, "state")},
+		{"data_dir from the environment", []string{"KADU_DATA_DIR=env-state"}, false, "data_dir", func(c *Config) string { return c.DataDir }, filepath.Join(wd, "env-state")},
+		{"data_dir from --data-dir", nil, true, "data_dir", func(c *Config) string { return c.DataDir }, filepath.Join(wd, "flagged")},
+		{"SQLite store.dsn from the file", nil, false, "store.dsn", func(c *Config) string { return c.Store.DSN.Reveal() }, filepath.Join(dir, "db", "kadu.db") + "?_pragma=busy_timeout(5000)"},
+		{"plugins.cache_dir from the file", nil, false, "plugins.cache_dir", func(c *Config) string { return c.Plugins.CacheDir }, filepath.Join(dir, "cache")},
+		{"bundle path from the file", nil, false, "plugins.bundles.tasks.path", func(c *Config) string { return c.Plugins.Bundles["tasks"].Path }, filepath.Join(filepath.Dir(dir), "wasm", "tasks.wasm")},
+		{"partner bundle path from the file", nil, false, "plugins.bundles.partner.path", func(c *Config) string { return c.Plugins.Bundles["partner"].Path }, filepath.Join(dir, "partner.wasm")},
+		{"absolute bundle path", nil, false, "plugins.bundles.files.path", func(c *Config) string { return c.Plugins.Bundles["files"].Path }, "/opt/kadu/files.wasm"},
+		{"bundle path from the environment", []string{"KADU_PLUGINS__BUNDLES__TASKS__PATH=bin/tasks.wasm"}, false, "plugins.bundles.tasks.path", func(c *Config) string { return c.Plugins.Bundles["tasks"].Path }, filepath.Join(wd, "bin", "tasks.wasm")},
+		{"first-party bundle left out: the copy in the binary", nil, false, "plugins.bundles.executions.path", func(c *Config) string { return c.Plugins.Bundles["executions"].Path }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var fs *pflag.FlagSet
+			if tt.flags {
+				fs = flags
+			}
+			c, err := load(path, true, fs, environ(tt.env...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.got(c); got != tt.want {
+				t.Errorf("%s = %q, want %q", tt.key, got, tt.want)
+			}
+		})
 	}
 }

@@ -14,7 +14,9 @@ import (
 // prompts (SPEC §12).
 type Plugins struct {
 	// CacheDir keeps compiled bundles between restarts. Default empty:
-	// <data_dir>/wasm-cache.
+	// <data_dir>/wasm-cache. A relative path set in the configuration file
+	// resolves against the file's directory; one from the environment or a
+	// flag, against the working directory.
 	CacheDir string `koanf:"cache_dir"`
 
 	// Watch reloads bundles when the configuration file or a bundle file
@@ -116,8 +118,11 @@ type Bundle struct {
 	// others serve. Default false; true for the first-party bundles.
 	Required bool `koanf:"required"`
 
-	// Path is the .wasm file; relative paths are resolved against the
-	// working directory.
+	// Path is the .wasm file. A relative path set in the configuration file
+	// resolves against the file's directory; one from the environment,
+	// against the working directory. Empty: for a first-party bundle
+	// (tasks, executions, files, webhooks) the copy built into the binary
+	// by `go tool task build`, required for any other.
 	Path string `koanf:"path"`
 
 	// SHA256 pins the file's content (64 hex digits): a file that does not
@@ -215,10 +220,10 @@ func (c *Config) EnabledBundles() map[string]Bundle {
 	return out
 }
 
-func (p *Plugins) normalize() {
-	p.CacheDir = absPath(p.CacheDir)
+func (p *Plugins) normalize(base paths) {
+	p.CacheDir = absPath(base.dir("plugins.cache_dir"), p.CacheDir)
 	for name, b := range p.Bundles {
-		b.Path = absPath(b.Path)
+		b.Path = absPath(base.dir("plugins.bundles."+name+".path"), b.Path)
 		b.SHA256 = strings.ToLower(b.SHA256)
 		p.Bundles[name] = b
 	}
@@ -246,7 +251,7 @@ func (p *problems) plugins(pl *Plugins) {
 		if !b.Enabled {
 			continue
 		}
-		if b.Path == "" {
+		if b.Path == "" && !IsFirstParty(name) {
 			p.add(key+".path", "is required (the bundle's .wasm file)")
 		}
 		if d, err := hex.DecodeString(b.SHA256); err != nil || len(d) != 32 {

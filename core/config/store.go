@@ -26,7 +26,9 @@ type Store struct {
 	// directory may replace the host: postgres:///kadu?host=/run/postgresql);
 	// required. For sqlite a file path or a file: URI; default empty, which
 	// means <data_dir>/kadu.db (see Config.StoreDSN); Load makes a relative
-	// path absolute. It may hold a password: it prints redacted (see DSN).
+	// path absolute, against the configuration file's directory when the
+	// file set it, else the working directory. It may hold a password: it
+	// prints redacted (see DSN).
 	DSN DSN `koanf:"dsn"`
 }
 
@@ -47,14 +49,15 @@ func (c *Config) StoreDSN() string {
 	return ""
 }
 
-// normalize makes a relative SQLite path absolute, as data_dir.
-func (s *Store) normalize() {
+// normalize makes a relative SQLite path absolute, against dir (see
+// absPath), as data_dir.
+func (s *Store) normalize(dir string) {
 	dsn := string(s.DSN)
 	if s.Driver != DriverSQLite || dsn == "" || dsn == ":memory:" || strings.HasPrefix(dsn, "file:") {
 		return
 	}
 	path, query, hasQuery := strings.Cut(dsn, "?")
-	if path = absPath(path); hasQuery {
+	if path = absPath(dir, path); hasQuery {
 		path += "?" + query
 	}
 	s.DSN = DSN(path)

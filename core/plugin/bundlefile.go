@@ -72,6 +72,9 @@ type fileState struct {
 // change), FileError in Status, and the error returned (Reload joins it).
 // The file is hashed again only when its size or time changed.
 func (r *Registry) checkFile(ctx context.Context, v *version) error {
+	if v.cfg.Wasm != nil {
+		return nil // built into the binary: no file to lose
+	}
 	fi, statErr := os.Stat(v.cfg.Path)
 	f := &v.file
 	f.mu.Lock()

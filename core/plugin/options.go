@@ -53,8 +53,13 @@ type BundleConfig struct {
 	// Name is the bundle name; the manifest's name must equal it.
 	// ^[a-z][a-z0-9_]{0,31}$.
 	Name string
-	// Path is the .wasm file.
+	// Path is the .wasm file. With Wasm set it only names the module in
+	// logs and Status (e.g. "embedded:tasks.wasm") and is never opened.
 	Path string
+	// Wasm, when set, is the module itself: a copy built into the binary.
+	// It is pinned by SHA256 like a file, and never watched or checked for
+	// changes (it cannot change under a running process).
+	Wasm []byte
 	// SHA256 pins the file: 64 hex characters, the output of sha256sum.
 	SHA256 string
 	// Routes is the operator's grant, in the manifest's pattern syntax
@@ -261,7 +266,7 @@ func checkSHA256(s string) error {
 // equal reports whether two defaulted configs load the same version: then
 // Reload keeps the loaded one.
 func (b BundleConfig) equal(o BundleConfig) bool {
-	return b.Name == o.Name && b.Path == o.Path && equalFoldHex(b.SHA256, o.SHA256) &&
+	return b.Name == o.Name && b.Path == o.Path && (b.Wasm == nil) == (o.Wasm == nil) && equalFoldHex(b.SHA256, o.SHA256) &&
 		slices.Equal(b.Routes, o.Routes) && b.Isolation == o.Isolation && b.Limits == o.Limits &&
 		maps.Equal(b.Config, o.Config)
 }

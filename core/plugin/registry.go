@@ -324,6 +324,7 @@ type BundleStatus struct {
 	SHA256           string     `json:"sha256"`
 	Path             string     `json:"path"`
 	State            string     `json:"state"` // "loaded", "quarantined" or "failed"
+	Required         bool       `json:"required"`
 	LastError        string     `json:"last_error,omitempty"`
 	FileError        string     `json:"file_error,omitempty"` // the loaded version's file is missing or changed
 	QuarantinedUntil *time.Time `json:"quarantined_until,omitempty"`
@@ -357,7 +358,7 @@ func (r *Registry) Status() []BundleStatus {
 		loaded := v.loadedAt
 		st := BundleStatus{
 			Name: v.cfg.Name, Version: v.man.m.Version, SHA256: v.sha, Path: v.cfg.Path, State: StateLoaded,
-			LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), InFlight: v.inFlight(),
+			Required: v.cfg.Required, LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), InFlight: v.inFlight(),
 			Calls: v.calls.Load(), Faults: faults, APICalls: v.apiCalls.Load(), MemoryBytes: v.memBytes.Load(),
 		}
 		if !until.IsZero() {
@@ -377,7 +378,7 @@ func (r *Registry) Status() []BundleStatus {
 		if slices.ContainsFunc(out, func(s BundleStatus) bool { return s.Name == name }) {
 			continue
 		}
-		failed = append(failed, BundleStatus{Name: name, SHA256: f.cfg.SHA256, Path: f.cfg.Path, State: StateFailed,
+		failed = append(failed, BundleStatus{Name: name, SHA256: f.cfg.SHA256, Path: f.cfg.Path, State: StateFailed, Required: f.cfg.Required,
 			LastError: f.err.Error(), Isolation: f.cfg.Isolation})
 	}
 	slices.SortFunc(failed, func(a, b BundleStatus) int { return strings.Compare(a.Name, b.Name) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
@@ -22,14 +23,33 @@ func Validate(ctx context.Context, path string, routes []string) (*Manifest, err
 	return validateBundle(ctx, path, routes, "")
 }
 
+// ValidateModule is Validate for a module held in memory (a bundle built
+// into the binary); label names it in errors. cacheDir, when not empty,
+// keeps the compiled module for the next call; a cache that cannot be
+// opened is not used.
+func ValidateModule(ctx context.Context, label string, wasm []byte, routes []string, cacheDir string) (*Manifest, error) {
+	if wasm == nil {
+		wasm = []byte{}
+	}
+	if cacheDir != "" && os.MkdirAll(cacheDir, 0o700) != nil {
+		cacheDir = "" // a read-only home: compile every time
+	}
+	return validateModule(ctx, label, wasm, routes, cacheDir)
+}
+
 // validateBundle is Validate with an optional compilation cache directory.
 func validateBundle(ctx context.Context, path string, routes []string, cacheDir string) (*Manifest, error) {
+	return validateModule(ctx, path, nil, routes, cacheDir)
+}
+
+// validateModule validates module, or the file at path when module is nil.
+func validateModule(ctx context.Context, path string, module []byte, routes []string, cacheDir string) (*Manifest, error) {
 	r, err := New(ctx, &Options{Dispatcher: refuseDispatch{}, CacheDir: cacheDir})
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close(context.Background())
-	cfg := BundleConfig{Name: "validate", Path: path, Routes: routes}.withDefaults()
+	cfg := BundleConfig{Name: "validate", Path: path, Wasm: module, Routes: routes}.withDefaults()
 	var grant []route.Pattern // nil: no grant to check against
 	if routes != nil {
 		grant = make([]route.Pattern, 0, len(routes)) // empty: a grant of nothing
@@ -45,7 +65,7 @@ func validateBundle(ctx context.Context, path string, routes []string, cacheDir 
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	wasm, sum, err := readBundle(path)
+	wasm, sum, err := cfg.module()
 	if err != nil {
 		return nil, err
 	}

@@ -105,7 +105,7 @@ func (r *Registry) loadVersion(ctx context.Context, cfg BundleConfig) (v *versio
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	wasm, sum, err := readBundle(cfg.Path)
+	wasm, sum, err := cfg.module()
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +242,18 @@ func truncate(b []byte, n int) string {
 		return string(b)
 	}
 	return string(b[:n]) + "…"
+}
+
+// module is the bundle's module and its sha256: Wasm, or the file at Path.
+func (b BundleConfig) module() ([]byte, string, error) {
+	if b.Wasm == nil {
+		return readBundle(b.Path)
+	}
+	if len(b.Wasm) > maxBundleBytes {
+		return nil, "", fmt.Errorf("bundle %s is over %d MiB", b.Path, maxBundleBytes>>20)
+	}
+	sum := sha256.Sum256(b.Wasm)
+	return b.Wasm, hex.EncodeToString(sum[:]), nil
 }
 
 func readBundle(path string) ([]byte, string, error) {

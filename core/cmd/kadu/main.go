@@ -4,7 +4,7 @@
 //	kadu serve     run the server (embedded defaults: SQLite, dev sign-in, loopback only)
 //	kadu token     print an access token from the embedded development issuer
 //	kadu migrate   create or upgrade the database tables, then exit
-//	kadu version   print the version
+//	kadu version   print the version and the bundles built in
 //
 // Configuration comes from defaults ← YAML file (--config) ← KADU_*
 // environment variables ← flags; see package core/config.
@@ -29,6 +29,7 @@ func main() {
 		run:     app.Run,
 		mint:    app.MintDevToken,
 		migrate: app.Migrate,
+		bundles: embeddedBundles,
 	})
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "kadu:", err)

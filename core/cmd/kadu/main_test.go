@@ -27,6 +27,7 @@ type fake struct {
 	mintOpts  app.TokenOptions
 
 	migrateCalls int
+	builtIn      []bundleInfo // what kadu version lists as built in
 }
 
 func (f *fake) deps() deps {
@@ -47,6 +48,7 @@ func (f *fake) deps() deps {
 			f.migrateCalls++
 			return nil
 		},
+		bundles: func(context.Context) ([]bundleInfo, error) { return f.builtIn, nil },
 	}
 }
 
@@ -131,11 +133,23 @@ func TestHelp(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	want := "kadu v9.9.9-test (" + runtime.Version() + ")\n"
-	for _, args := range [][]string{{"version"}, {"--version"}} {
-		out, _, err := execute(t, &fake{}, args...)
-		if err != nil || out != want {
-			t.Errorf("kadu %v = %q, %v; want %q", args, out, err, want)
+	line := "kadu v9.9.9-test (" + runtime.Version() + ")\n"
+	sum := strings.Repeat("ab", 32)
+	tests := []struct {
+		args    []string
+		builtIn []bundleInfo
+		want    string
+	}{
+		{[]string{"--version"}, []bundleInfo{{"tasks", "1.0.0", sum}}, line},
+		{[]string{"version"}, []bundleInfo{{"executions", "1.2.0", sum}, {"tasks", "1.0.0", sum}},
+			line + "bundles built in:\n  executions  1.2.0  sha256:" + sum + "\n  tasks       1.0.0  sha256:" + sum + "\n"},
+		{[]string{"version"}, nil, line + "bundles built in: none (built without `go tool task build`: " +
+			"each first-party bundle needs plugins.bundles.<name>.path)\n"},
+	}
+	for _, tt := range tests {
+		out, _, err := execute(t, &fake{builtIn: tt.builtIn}, tt.args...)
+		if err != nil || out != tt.want {
+			t.Errorf("kadu %v = %q, %v; want %q", tt.args, out, err, tt.want)
 		}
 	}
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/plugin"
+	"github.com/kobana/kadu/plugins/embedded"
 )
 
 func newPluginsCmd() *cobra.Command {
@@ -134,14 +136,21 @@ loaded at GET /admin/plugins on the admin listener.`,
 			failed := 0
 			for _, name := range slices.Sorted(maps.Keys(cfg.Plugins.Bundles)) {
 				b := cfg.Plugins.Bundles[name]
-				state, version := "disabled", ""
+				state, version, path := "disabled", "", b.Path
+				var wasm []byte
+				if path == "" && config.IsFirstParty(name) {
+					path = "(built in)"
+					if wasm = embedded.Bundle(name); wasm == nil {
+						path = "-"
+					}
+				}
 				if b.Enabled {
 					state = "ok"
-					if problem := checkBundle(cmd, b.Path, b.SHA256, b.Routes, &version); problem != "" {
+					if problem := checkBundle(cmd, b.Path, wasm, b.SHA256, b.Routes, &version); problem != "" {
 						state, failed = problem, failed+1
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, state, version, b.Path)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, state, version, path)
 			}
 			tw.Flush()
 			if failed > 0 {
@@ -154,18 +163,25 @@ loaded at GET /admin/plugins on the admin listener.`,
 	return cmd
 }
 
-// checkBundle returns "" when the file at path matches pin and validates,
-// else what is wrong.
-func checkBundle(cmd *cobra.Command, path, pin string, routes []string, version *string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "unreadable: " + err.Error()
+// checkBundle returns "" when the module (wasm, the copy built into the
+// binary, or else the file at path) matches pin and validates, else what
+// is wrong.
+func checkBundle(cmd *cobra.Command, path string, wasm []byte, pin string, routes []string, version *string) string {
+	data := wasm
+	if path == "" && wasm == nil {
+		return "not built into this binary: set its path, or build kadu with go tool task build"
+	}
+	if path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return "unreadable: " + err.Error()
+		}
 	}
 	sum := sha256.Sum256(data)
 	if got := hex.EncodeToString(sum[:]); got != pin {
 		return "sha256 mismatch: file has " + got
 	}
-	m, err := plugin.Validate(cmd.Context(), path, routes)
+	m, err := plugin.ValidateModule(cmd.Context(), path, data, routes, "")
 	if err != nil {
 		return "invalid: " + err.Error()
 	}

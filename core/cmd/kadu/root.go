@@ -19,6 +19,7 @@ type deps struct {
 	run     func(ctx context.Context, cfg *config.Config, opts app.Options, stdout io.Writer) error
 	mint    func(cfg *config.Config, opts app.TokenOptions) (string, error)
 	migrate func(ctx context.Context, cfg *config.Config, log *slog.Logger) error
+	bundles func(ctx context.Context) ([]bundleInfo, error) // built into the binary (version.go)
 }
 
 // newRootCmd builds the kadu command tree. Errors are returned from Execute,

@@ -22,7 +22,15 @@ metrics (GET /metrics, see docs/metrics.md) and /admin/plugins on --admin-addr.
 
 On a fresh machine it needs no configuration: SQLite, output files and the
 development signing keys in --data-dir, the built-in playbook runner, the
-embedded development authorization server, loopback only.
+embedded development authorization server, loopback only, and the
+first-party bundles built into the binary by go tool task build (see kadu
+version), so it runs from any directory. Relative paths in the --config
+file resolve against that file's directory; relative paths in flags and
+KADU_* variables, against the working directory.
+
+On --admin-addr, /healthz answers 200 while the process is alive; /readyz
+answers 200 or 503 with JSON naming each check (store, migrations, bundles,
+issuer_keys, draining) and, for a failing one, why.
 
 SIGTERM (what orchestrators send) first drains for http.drain_delay: the
 listener keeps accepting, every request gets 503 with Retry-After and /readyz
