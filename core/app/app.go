@@ -91,6 +91,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	}()
 	a.public.HideBanner, a.public.HidePort = true, true
 	a.public.HTTPErrorHandler = a.httpError
+	// One rule for the client address (http.trusted_proxies): echo's
+	// RealIP and every reader of clientip.FromRequest agree.
+	clients, err := clientResolver(cfg.HTTP.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	a.public.IPExtractor = clients.IP
+	a.public.Pre(clients.Middleware)
 
 	verifier, err := a.mountAuth(opts)
 	if err != nil {
