@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,11 +23,11 @@ import (
 
 // Outcomes of an attempt.
 const (
-	outcomeOK        = "ok"                          // the answer the operation expected
-	outcomeDrain     = "503 Retry-After (retried)"   // a draining or overloaded replica; nothing was done
-	outcomeLost      = "502 upstream lost (retried)" // the replica died with the request in flight; retried only when safe
-	outcomeTransport = "transport error (retried)"   // nginx itself unreachable
-	outcomeFailed    = "failed"                      // anything else: counted against the test
+	outcomeOK        = "ok"                                   // the answer the operation expected
+	outcomeDrain     = "503 Retry-After (retried)"            // a draining or overloaded replica; nothing was done
+	outcomeLost      = "502 upstream lost (retried)"          // the replica died with the request in flight; retried only when safe
+	outcomeTransport = "transport error (retried)"            // nginx itself unreachable
+	outcomeInUse     = "409 idempotency_key_in_use (retried)" // the key's first request still runs, or died with its replica
 	maxAttempts      = 8
 	attemptTimeout   = 90 * time.Second
 )
@@ -39,10 +40,11 @@ type attempt struct {
 
 // recorder holds every attempt and every final failure.
 type recorder struct {
-	mu       sync.Mutex
-	attempts []attempt
-	failures []string
-	faults   []window // when a fault was under way
+	mu        sync.Mutex
+	attempts  []attempt
+	failures  []string
+	abandoned []string // ended with errHeld
+	faults    []window // when a fault was under way
 }
 
 type window struct {
@@ -56,10 +58,25 @@ func (r *recorder) add(a attempt) {
 	r.mu.Unlock()
 }
 
+// errHeld ends a retried request whose first attempt was lost with its
+// replica (502) and whose idempotency key that attempt still holds: the
+// server answers 409 idempotency_key_in_use until
+// store.IdempotencyLockTimeout (10 minutes) has passed, longer than the
+// test's client waits. The request may or may not have taken effect.
+var errHeld = errors.New("idempotency key still held by the attempt lost with the killed replica")
+
+// fail records a failed operation; one that ended with errHeld is
+// counted apart as abandoned.
 func (r *recorder) fail(format string, args ...any) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range args {
+		if err, ok := a.(error); ok && errors.Is(err, errHeld) {
+			r.abandoned = append(r.abandoned, fmt.Sprintf(format, args...))
+			return
+		}
+	}
 	r.failures = append(r.failures, fmt.Sprintf(format, args...))
-	r.mu.Unlock()
 }
 
 func (r *recorder) fault(w window) {
@@ -94,6 +111,7 @@ func (a answer) json() map[string]any {
 // write carrying an idempotency key), since the replica may have acted.
 func (c *lbClient) do(method, path string, body []byte, header http.Header, safe bool) (answer, error) {
 	var last error
+	lost := false // an attempt was lost with its replica
 	for range maxAttempts {
 		req, err := http.NewRequest(method, c.base+path, bytes.NewReader(body))
 		if err != nil {
@@ -126,8 +144,16 @@ func (c *lbClient) do(method, path string, body []byte, header http.Header, safe
 			time.Sleep(min(time.Duration(wait)*time.Second, 500*time.Millisecond))
 		case (a.status == http.StatusBadGateway || a.status == http.StatusGatewayTimeout) && safe:
 			c.record(began, took, outcomeLost)
+			lost = true
 			last = fmt.Errorf("%d from nginx: %s", a.status, clip(a.body))
 			time.Sleep(200 * time.Millisecond)
+		case a.status == http.StatusConflict && safe && bytes.Contains(a.body, []byte("idempotency_key_in_use")):
+			c.record(began, took, outcomeInUse)
+			last = fmt.Errorf("409 idempotency_key_in_use: %s", clip(a.body))
+			if lost {
+				last = fmt.Errorf("%w: %s", errHeld, clip(a.body))
+			}
+			time.Sleep(time.Second) // its Retry-After
 		default:
 			c.record(began, took, outcomeOK) // the caller may still find the answer wrong (fail)
 			return a, nil
@@ -198,19 +224,19 @@ func clip(b []byte) string {
 
 // figures summarises the recorded attempts.
 type figures struct {
-	attempts           int
-	byOutcome          map[string]int
-	p50, p99           time.Duration
-	faultAttempts      int
-	faultP50, faultP99 time.Duration
-	failures           []string
-	faults             []window
+	attempts            int
+	byOutcome           map[string]int
+	p50, p99            time.Duration
+	faultAttempts       int
+	faultP50, faultP99  time.Duration
+	failures, abandoned []string
+	faults              []window
 }
 
 func (r *recorder) figures() figures {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f := figures{attempts: len(r.attempts), byOutcome: map[string]int{}, failures: slices.Clone(r.failures), faults: slices.Clone(r.faults)}
+	f := figures{attempts: len(r.attempts), byOutcome: map[string]int{}, failures: slices.Clone(r.failures), abandoned: slices.Clone(r.abandoned), faults: slices.Clone(r.faults)}
 	var all, during []time.Duration
 	for _, a := range r.attempts {
 		f.byOutcome[a.outcome]++
@@ -243,10 +269,11 @@ func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks, limit [2
 	fmt.Fprintf(&b, "| Figure | Value |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Workload duration | %s |\n", elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "| Requests through nginx (attempts) | %d |\n", f.attempts)
-	for _, k := range []string{outcomeOK, outcomeDrain, outcomeLost, outcomeTransport} {
+	for _, k := range []string{outcomeOK, outcomeDrain, outcomeLost, outcomeInUse, outcomeTransport} {
 		fmt.Fprintf(&b, "| — %s | %d |\n", k, f.byOutcome[k])
 	}
 	fmt.Fprintf(&b, "| Failed requests (after the allowed retries) | %d |\n", len(f.failures))
+	fmt.Fprintf(&b, "| Abandoned: key held by the request lost at the SIGKILL | %d |\n", len(f.abandoned))
 	fmt.Fprintf(&b, "| tools/list · tools/call | %d · %d |\n", w.lists.Load(), w.toolCalls.Load())
 	fmt.Fprintf(&b, "| Destructive calls confirmed in the chat | %d |\n", w.confirmed.Load())
 	w.mu.Lock()

@@ -228,7 +228,7 @@ func (w *workload) checkExecutions(t *testing.T, db *sql.DB, rs []*replica) exec
 		t.Error("no execution was launched")
 		return out
 	}
-	const budget = 3 * time.Minute
+	const budget = 90 * time.Second
 	deadline := time.Now().Add(budget)
 	for _, r := range runs {
 		for {
@@ -257,7 +257,9 @@ func (w *workload) checkExecutions(t *testing.T, db *sql.DB, rs []*replica) exec
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("execution %s still %s %s after the run", r.execID, status, budget)
+				var job string
+				_ = db.QueryRow(`SELECT concat_ws(' ', state, attempt, attempted_by::text, attempted_at::text) FROM river_job WHERE args->>'execution_id' = $1 ORDER BY id DESC LIMIT 1`, r.execID).Scan(&job)
+				t.Fatalf("execution %s still %s %s after the run; its River job: %s", r.execID, status, budget, job)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -298,7 +300,7 @@ func (w *workload) checkExecutions(t *testing.T, db *sql.DB, rs []*replica) exec
 			out.downloads++
 		}
 	}
-	rows, err = db.Query(`SELECT id FROM files WHERE execution_id IS NOT NULL`)
+	rows, err = db.Query(`SELECT id FROM files WHERE execution_id IS NOT NULL AND status = 'ready'`)
 	if err != nil {
 		t.Fatal(err)
 	}
