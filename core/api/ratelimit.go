@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/clientip"
 )
 
 // Limiter enforces the rate limits of SPEC §11; core/ratelimit implements
@@ -43,7 +43,7 @@ func LimitedAuth(authn Authenticator, limiter Limiter) echo.MiddlewareFunc {
 			p, ch := authn.Authenticate(req)
 			if ch != nil {
 				if ch.Status == http.StatusUnauthorized && limiter != nil {
-					if ok, retry := limiter.AllowIP(req.Context(), remoteIP(req)); !ok {
+					if ok, retry := limiter.AllowIP(req.Context(), clientip.FromRequest(req)); !ok {
 						return errRateLimited(retry, "Too many requests without a valid access token came from your address.")
 					}
 				}
@@ -68,14 +68,4 @@ func errRateLimited(retry time.Duration, detail string) *Error {
 	e.Problems[0].Extra = map[string]any{"retry_after_seconds": secs}
 	e.Header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
 	return e
-}
-
-// remoteIP is the address the connection came from. Forwarding headers
-// are not trusted: a client could pick its own bucket with them.
-func remoteIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

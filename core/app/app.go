@@ -110,6 +110,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	if a.registry, a.metrics, err = newMetrics(); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	// One rule for the client address (http.trusted_proxies): echo's
+	// RealIP and every reader of clientip.FromRequest agree.
+	clients, err := clientResolver(cfg.HTTP.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	a.public.IPExtractor = clients.IP
+	a.public.Pre(clients.Middleware)
 
 	verifier, err := a.mountAuth(opts)
 	if err != nil {

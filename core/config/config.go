@@ -109,6 +109,15 @@ type HTTP struct {
 	// requests get ShutdownTimeout. SIGINT (Ctrl-C) and a second signal
 	// skip it. 0 closes at once; at most 10m. Default 5s.
 	DrainDelay time.Duration `koanf:"drain_delay"`
+
+	// TrustedProxies are the load balancers and reverse proxies, as IPs or
+	// CIDRs ("10.0.0.0/8", "127.0.0.1"), whose X-Forwarded-For is believed.
+	// A request whose direct peer is in the list has the rightmost
+	// address of X-Forwarded-For that is not in the list as its client
+	// address (rate limits by address, logs); any other request's
+	// X-Forwarded-For is ignored, so a client cannot choose its address.
+	// Default empty: the client address is always the direct peer.
+	TrustedProxies []string `koanf:"trusted_proxies"`
 }
 
 // Auth configures how access tokens are verified (SPEC §6).

@@ -477,7 +477,7 @@ func TestSchemaKeys(t *testing.T) {
 		"confirm.approval_ttl", "confirm.client_id", "confirm.client_secret", "confirm.sealing_keys", "confirm.state_ttl",
 		"data_dir",
 		"files.url",
-		"http.drain_delay", "http.idle_timeout", "http.read_header_timeout", "http.read_timeout", "http.shutdown_timeout", "http.write_timeout",
+		"http.drain_delay", "http.idle_timeout", "http.read_header_timeout", "http.read_timeout", "http.shutdown_timeout", "http.trusted_proxies", "http.write_timeout",
 		"log.format", "log.level",
 		"mcp_path",
 		"orgs.auto_provision", "orgs.default_plan", "orgs.example_tasks",

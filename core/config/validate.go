@@ -103,6 +103,11 @@ func (c *Config) Validate() error {
 	if d := c.HTTP.DrainDelay; d < 0 || d > maxDrainDelay {
 		p.add("http.drain_delay", "%s is out of range: want 0 (close at once) to %s", d, maxDrainDelay)
 	}
+	for _, s := range c.HTTP.TrustedProxies {
+		if _, err := ParseProxy(s); err != nil {
+			p.add("http.trusted_proxies", "%q is neither an IP address nor a CIDR: list the load balancers' addresses, e.g. 10.0.0.0/8 or 127.0.0.1", s)
+		}
+	}
 
 	p.auth(&c.Auth)
 	p.store(&c.Store)

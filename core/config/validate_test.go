@@ -107,6 +107,7 @@ func TestValidate(t *testing.T) {
 		{name: "http issuer on loopback", mutate: func(c *Config) { c.Auth.Issuer = "http://127.0.0.1:5556/dex" }},
 		{name: "dev client_credentials as viewer", mutate: func(c *Config) { c.Auth.Dev.ClientCredentialsRole = "viewer" }},
 		{name: "drain_delay 0 closes at once", mutate: func(c *Config) { c.HTTP.DrainDelay = 0 }},
+		{name: "trusted proxies by IP and CIDR", mutate: func(c *Config) { c.HTTP.TrustedProxies = []string{"127.0.0.1", "10.0.0.0/8", "::1", "fd00::/8"} }},
 		{name: "public_url with one trailing slash", mutate: func(c *Config) { c.PublicURL = "http://localhost:8080/" }},
 		{name: "dev access ttl above cap is ignored with an issuer", mutate: func(c *Config) {
 			production(c)
@@ -175,6 +176,8 @@ func TestValidate(t *testing.T) {
 		{name: "write_timeout", mutate: func(c *Config) { c.HTTP.WriteTimeout = 0 }, wantKey: "http.write_timeout", wantMsg: "positive"},
 		{name: "idle_timeout", mutate: func(c *Config) { c.HTTP.IdleTimeout = 0 }, wantKey: "http.idle_timeout", wantMsg: "positive"},
 		{name: "shutdown_timeout", mutate: func(c *Config) { c.HTTP.ShutdownTimeout = 0 }, wantKey: "http.shutdown_timeout", wantMsg: "positive"},
+		{name: "trusted proxy hostname", mutate: func(c *Config) { c.HTTP.TrustedProxies = []string{"lb.internal"} }, wantKey: "http.trusted_proxies", wantMsg: "neither an IP address nor a CIDR"},
+		{name: "trusted proxy bad CIDR", mutate: func(c *Config) { c.HTTP.TrustedProxies = []string{"10.0.0.0/33"} }, wantKey: "http.trusted_proxies", wantMsg: "neither an IP address nor a CIDR"},
 		{name: "drain_delay negative", mutate: func(c *Config) { c.HTTP.DrainDelay = -time.Second }, wantKey: "http.drain_delay", wantMsg: "want 0 (close at once) to 10m0s"},
 		{name: "drain_delay too long", mutate: func(c *Config) { c.HTTP.DrainDelay = time.Hour }, wantKey: "http.drain_delay", wantMsg: "out of range"},
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -309,14 +308,6 @@ func (e *Engine) writeRateLimited(x *exchange, retryAfter time.Duration) {
 		Data:    map[string]int{"retry_after_seconds": secs},
 		Status:  http.StatusTooManyRequests,
 	})
-}
-
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 func newRequestID() string {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/kobana/kadu/core/clientip"
 )
 
 // The rungs of SPEC §2a, in order. Each returns true to let the request
@@ -186,7 +188,7 @@ func (e *Engine) allowIP(x *exchange) bool {
 	if e.limiter == nil {
 		return true
 	}
-	ok, retry := e.limiter.AllowIP(x.r.Context(), clientIP(x.r))
+	ok, retry := e.limiter.AllowIP(x.r.Context(), clientip.FromRequest(x.r))
 	if !ok {
 		e.writeRateLimited(x, retry)
 	}
