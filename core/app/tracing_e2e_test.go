@@ -290,6 +290,10 @@ func TestTracingToolCallIsOneTrace(t *testing.T) {
 		return true
 	})
 	trace := inTrace(spans, callerTrace)
+	t.Logf("one tools/call of kadu_executions_get: %d spans:%s", len(trace), spanNames(trace))
+	bundle := trace[slices.IndexFunc(trace, want[2].is)]
+	t.Logf("bundle call: acquire %s ms, guest %s ms, host %s ms",
+		bundle.Attrs["kadu.bundle.acquire_ms"], bundle.Attrs["kadu.bundle.guest_ms"], bundle.Attrs["kadu.bundle.host_ms"])
 	byID := map[string]gotSpan{}
 	for _, s := range trace {
 		byID[s.SpanID] = s
