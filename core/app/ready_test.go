@@ -98,6 +98,13 @@ func TestReadyzNamesEachFailingCheck(t *testing.T) {
 		wantOther map[string]string // other checks' expected status
 	}{
 		{name: "ready", skipped: []string{checkIssuerKeys}},
+		{name: "ready on PostgreSQL", mutate: func(c *config.Config) { useDriver(t, c, config.DriverPostgres) }, skipped: []string{checkIssuerKeys}},
+		{name: "migrations behind the build on PostgreSQL", mutate: func(c *config.Config) { useDriver(t, c, config.DriverPostgres) },
+			breakIt: func(t *testing.T, a *App) {
+				if _, err := a.backend.db.Writer().Exec(`DELETE FROM kadu_migrations WHERE version_id = (SELECT MAX(version_id) FROM kadu_migrations)`); err != nil {
+					t.Fatal(err)
+				}
+			}, failing: checkMigrations, reason: "run kadu migrate", skipped: []string{checkIssuerKeys}},
 		{name: "ready with an external issuer whose keys are reachable",
 			mutate: func(c *config.Config) {
 				u := jwksServer(t)

@@ -61,7 +61,7 @@ func TestBinaryServesFromAnyDirectory(t *testing.T) {
 		t.Skip("builds the bundles and the binary, and starts a server")
 	}
 	bin := buildKaduWithBundles(t)
-	cwd := t.TempDir() // no config/kadu.yaml here
+	cwd := t.TempDir()                                         // no config/kadu.yaml here
 	env := append(os.Environ(), "XDG_STATE_HOME="+t.TempDir()) // default data_dir: empty
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, config.EnvPrefix) {

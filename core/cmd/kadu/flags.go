@@ -21,7 +21,7 @@ type configFlag struct {
 var sharedConfigFlags = []configFlag{
 	{"admin-addr", "admin_addr", "listen address of /healthz, /readyz, /metrics and admin endpoints, host:port",
 		func(c config.Config) string { return c.AdminAddr }},
-	{"data-dir", "data_dir", "directory for the database, blobs and development signing keys",
+	{"data-dir", "data_dir", "directory for the database, blobs and development signing keys (relative: to the working directory)",
 		func(c config.Config) string { return c.DataDir }},
 	{"addr", "addr", "listen address of the MCP endpoint and API, host:port",
 		func(c config.Config) string { return c.Addr }},

@@ -181,7 +181,7 @@ func checkBundle(cmd *cobra.Command, path string, wasm []byte, pin string, route
 	if got := hex.EncodeToString(sum[:]); got != pin {
 		return "sha256 mismatch: file has " + got
 	}
-	m, err := plugin.ValidateModule(cmd.Context(), path, data, routes, "")
+	m, err := plugin.ValidateModule(cmd.Context(), path, data, routes, userWasmCache())
 	if err != nil {
 		return "invalid: " + err.Error()
 	}

@@ -74,10 +74,7 @@ func embeddedBundles(ctx context.Context) ([]bundleInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the bundles built in: %w", err)
 	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "kadu", "wasm-cache")
-	}
+	cache := userWasmCache()
 	out := make([]bundleInfo, len(mods))
 	var wg sync.WaitGroup
 	for i, m := range mods {
@@ -95,4 +92,15 @@ func embeddedBundles(ctx context.Context) ([]bundleInfo, error) {
 	}
 	wg.Wait()
 	return out, nil
+}
+
+// userWasmCache is where the commands that compile bundles outside a
+// server (kadu version, kadu plugins list) keep them compiled: under the
+// user's cache directory, or "" (no cache) when there is none.
+func userWasmCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "kadu", "wasm-cache")
 }
