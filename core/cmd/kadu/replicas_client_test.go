@@ -276,6 +276,7 @@ func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks, limit [2
 	fmt.Fprintf(&b, "| Abandoned: key held by the request lost at the SIGKILL | %d |\n", len(f.abandoned))
 	fmt.Fprintf(&b, "| tools/list · tools/call | %d · %d |\n", w.lists.Load(), w.toolCalls.Load())
 	fmt.Fprintf(&b, "| Destructive calls confirmed in the chat | %d |\n", w.confirmed.Load())
+	fmt.Fprintf(&b, "| Destructive calls approved on the approval page (sign-in at the issuer) | %d |\n", w.approved.Load())
 	w.mu.Lock()
 	fmt.Fprintf(&b, "| swap_version answers by version | %v |\n", w.swap)
 	w.mu.Unlock()

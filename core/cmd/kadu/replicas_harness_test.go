@@ -67,7 +67,11 @@ func startIssuer(t *testing.T, resource string) *issuer {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
-	dev, err := devauth.New(devauth.Options{Issuer: url, Resource: resource, AutoApprove: true, DataDir: t.TempDir()})
+	// AutoApprove signs the person in as the defaults at once: the
+	// approval page's sign-in needs no consent form, and the person is the
+	// one the workload's token names (only they may approve their call).
+	dev, err := devauth.New(devauth.Options{Issuer: url, Resource: resource, AutoApprove: true, DataDir: t.TempDir(),
+		DefaultOrg: workloadOrg, DefaultSubject: "user_" + workloadOrg, DefaultRole: auth.RoleOwner})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 
 	rec := &recorder{}
 	lb := &lbClient{base: lbURL, rec: rec, http: &http.Client{Timeout: attemptTimeout}}
-	const org = "org_replicas"
+	const org = workloadOrg
 	token := iss.token(t, org, "owner")
 
 	// Setup through the balancer: the webhook, the task the files run.
@@ -139,7 +139,8 @@ func TestReplicasBehindNginx(t *testing.T) {
 	defer stop()
 	began := time.Now()
 	var wg sync.WaitGroup
-	for _, run := range []func(context.Context){w.reader, w.reader, w.destructive, w.files, w.files} {
+	approver := func(ctx context.Context) { w.approver(ctx, lbURL) }
+	for _, run := range []func(context.Context){w.reader, w.reader, w.destructive, approver, w.files, w.files} {
 		wg.Add(1)
 		go func() { defer wg.Done(); run(ctx) }()
 	}
@@ -433,3 +434,6 @@ func sha(s []byte) string {
 	sum := sha256.Sum256(s)
 	return hex.EncodeToString(sum[:])
 }
+
+// workloadOrg is the organisation of the workload.
+const workloadOrg = "org_replicas"

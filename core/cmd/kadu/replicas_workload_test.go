@@ -33,6 +33,7 @@ type workload struct {
 	toolCalls      atomic.Int64
 	lists          atomic.Int64
 	confirmed      atomic.Int64 // destructive calls confirmed in the chat
+	approved       atomic.Int64 // destructive calls approved on the approval page
 	uploads        atomic.Int64
 
 	mu   sync.Mutex
