@@ -282,6 +282,7 @@ func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks, limit [2
 	w.mu.Unlock()
 	fmt.Fprintf(&b, "| Files uploaded → executions launched | %d → %d |\n", w.uploads.Load(), ex.launched)
 	fmt.Fprintf(&b, "| Executions succeeded · failed | %d · %d %v |\n", ex.succeeded, ex.failed, ex.failures)
+	fmt.Fprintf(&b, "| Executions stranded in queued by the SIGKILL (known defect) | %d |\n", len(ex.stranded))
 	fmt.Fprintf(&b, "| File downloads through each replica directly | %d |\n", ex.downloads)
 	fmt.Fprintf(&b, "| Execution events · signed deliveries received | %d · %d |\n", hooks[0], hooks[1])
 	fmt.Fprintf(&b, "| Rate-limited org (60/min) through 3 replicas: allowed · refused | %d · %d |\n", limit[0], limit[1])

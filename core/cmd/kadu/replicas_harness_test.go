@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -71,7 +73,8 @@ func startIssuer(t *testing.T, resource string) *issuer {
 	// approval page's sign-in needs no consent form, and the person is the
 	// one the workload's token names (only they may approve their call).
 	dev, err := devauth.New(devauth.Options{Issuer: url, Resource: resource, AutoApprove: true, DataDir: t.TempDir(),
-		DefaultOrg: workloadOrg, DefaultSubject: "user_" + workloadOrg, DefaultRole: auth.RoleOwner})
+		DefaultOrg: workloadOrg, DefaultSubject: "user_" + workloadOrg, DefaultRole: auth.RoleOwner,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

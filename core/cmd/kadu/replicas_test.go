@@ -235,6 +235,7 @@ func runFaults(ctx context.Context, d time.Duration, began time.Time, rec *recor
 		return fmt.Errorf("the run ended before the SIGKILL")
 	}
 	start := time.Now()
+	w.killedAt.Store(start.UnixNano())
 	if err := rs[0].stop(syscall.SIGKILL, 30*time.Second); err != nil {
 		return err
 	}
