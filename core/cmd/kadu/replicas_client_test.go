@@ -264,7 +264,7 @@ func quantile(d []time.Duration, q float64) time.Duration {
 }
 
 // markdown renders the figures as the table of docs/operations.md.
-func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks, limit [2]int, w *workload) string {
+func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks [3]int, limit [2]int, w *workload) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| Figure | Value |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Workload duration | %s |\n", elapsed.Round(time.Second))
@@ -285,6 +285,7 @@ func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks, limit [2
 	fmt.Fprintf(&b, "| Executions stranded in queued by the SIGKILL (known defect) | %d |\n", len(ex.stranded))
 	fmt.Fprintf(&b, "| File downloads through each replica directly | %d |\n", ex.downloads)
 	fmt.Fprintf(&b, "| Execution events · signed deliveries received | %d · %d |\n", hooks[0], hooks[1])
+	fmt.Fprintf(&b, "| Events whose delivery job died with the killed replica (retried after the job timeout) | %d |\n", hooks[2])
 	fmt.Fprintf(&b, "| Rate-limited org (60/min) through 3 replicas: allowed · refused | %d · %d |\n", limit[0], limit[1])
 	fmt.Fprintf(&b, "| Latency p50 · p99, all attempts | %s · %s |\n", f.p50, f.p99)
 	fmt.Fprintf(&b, "| Latency p50 · p99, attempts during the faults (%d) | %s · %s |\n", f.faultAttempts, f.faultP50, f.faultP99)
