@@ -147,7 +147,7 @@ func (c *lbClient) do(method, path string, body []byte, header http.Header, safe
 			lost = true
 			last = fmt.Errorf("%d from nginx: %s", a.status, clip(a.body))
 			time.Sleep(200 * time.Millisecond)
-		case a.status == http.StatusConflict && safe && bytes.Contains(a.body, []byte("idempotency_key_in_use")):
+		case safe && keyInUse(a):
 			c.record(began, took, outcomeInUse)
 			last = fmt.Errorf("409 idempotency_key_in_use: %s", clip(a.body))
 			if lost {
@@ -160,6 +160,15 @@ func (c *lbClient) do(method, path string, body []byte, header http.Header, safe
 		}
 	}
 	return answer{}, fmt.Errorf("%s %s: gave up after %d attempts: %w", method, path, maxAttempts, last)
+}
+
+// keyInUse reports whether a is 409 idempotency_key_in_use, from the REST
+// API or inside a tool's error result (a tool calls the route).
+func keyInUse(a answer) bool {
+	if !bytes.Contains(a.body, []byte("idempotency_key_in_use")) {
+		return false
+	}
+	return a.status == http.StatusConflict || a.status == http.StatusOK && bytes.Contains(a.body, []byte(`"isError":true`))
 }
 
 func (c *lbClient) record(at time.Time, took time.Duration, outcome string) {
