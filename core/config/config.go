@@ -213,6 +213,7 @@ func Defaults() Config {
 			IdleTimeout:       120 * time.Second,
 			ShutdownTimeout:   20 * time.Second,
 			DrainDelay:        5 * time.Second,
+			TrustedProxies:    []string{},
 		},
 		Auth: Auth{
 			Audiences:        []string{},

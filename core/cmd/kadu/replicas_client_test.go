@@ -147,7 +147,7 @@ func (c *lbClient) do(method, path string, body []byte, header http.Header, safe
 			lost = true
 			last = fmt.Errorf("%d from nginx: %s", a.status, clip(a.body))
 			time.Sleep(200 * time.Millisecond)
-		case a.status == http.StatusConflict && safe && bytes.Contains(a.body, []byte("idempotency_key_in_use")):
+		case safe && keyInUse(a):
 			c.record(began, took, outcomeInUse)
 			last = fmt.Errorf("409 idempotency_key_in_use: %s", clip(a.body))
 			if lost {
@@ -160,6 +160,15 @@ func (c *lbClient) do(method, path string, body []byte, header http.Header, safe
 		}
 	}
 	return answer{}, fmt.Errorf("%s %s: gave up after %d attempts: %w", method, path, maxAttempts, last)
+}
+
+// keyInUse reports whether a is 409 idempotency_key_in_use, from the REST
+// API or inside a tool's error result (a tool calls the route).
+func keyInUse(a answer) bool {
+	if !bytes.Contains(a.body, []byte("idempotency_key_in_use")) {
+		return false
+	}
+	return a.status == http.StatusConflict || a.status == http.StatusOK && bytes.Contains(a.body, []byte(`"isError":true`))
 }
 
 func (c *lbClient) record(at time.Time, took time.Duration, outcome string) {
@@ -264,7 +273,7 @@ func quantile(d []time.Duration, q float64) time.Duration {
 }
 
 // markdown renders the figures as the table of docs/operations.md.
-func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks, limit [2]int, w *workload) string {
+func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks [3]int, limit [2]int, w *workload) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| Figure | Value |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Workload duration | %s |\n", elapsed.Round(time.Second))
@@ -276,13 +285,16 @@ func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks, limit [2
 	fmt.Fprintf(&b, "| Abandoned: key held by the request lost at the SIGKILL | %d |\n", len(f.abandoned))
 	fmt.Fprintf(&b, "| tools/list · tools/call | %d · %d |\n", w.lists.Load(), w.toolCalls.Load())
 	fmt.Fprintf(&b, "| Destructive calls confirmed in the chat | %d |\n", w.confirmed.Load())
+	fmt.Fprintf(&b, "| Destructive calls approved on the approval page (sign-in at the issuer) | %d |\n", w.approved.Load())
 	w.mu.Lock()
 	fmt.Fprintf(&b, "| swap_version answers by version | %v |\n", w.swap)
 	w.mu.Unlock()
 	fmt.Fprintf(&b, "| Files uploaded → executions launched | %d → %d |\n", w.uploads.Load(), ex.launched)
 	fmt.Fprintf(&b, "| Executions succeeded · failed | %d · %d %v |\n", ex.succeeded, ex.failed, ex.failures)
+	fmt.Fprintf(&b, "| Executions stranded in queued by the SIGKILL (known defect) | %d |\n", len(ex.stranded))
 	fmt.Fprintf(&b, "| File downloads through each replica directly | %d |\n", ex.downloads)
 	fmt.Fprintf(&b, "| Execution events · signed deliveries received | %d · %d |\n", hooks[0], hooks[1])
+	fmt.Fprintf(&b, "| Events whose delivery job died with the killed replica (retried after the job timeout) | %d |\n", hooks[2])
 	fmt.Fprintf(&b, "| Rate-limited org (60/min) through 3 replicas: allowed · refused | %d · %d |\n", limit[0], limit[1])
 	fmt.Fprintf(&b, "| Latency p50 · p99, all attempts | %s · %s |\n", f.p50, f.p99)
 	fmt.Fprintf(&b, "| Latency p50 · p99, attempts during the faults (%d) | %s · %s |\n", f.faultAttempts, f.faultP50, f.faultP99)

@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -67,7 +69,12 @@ func startIssuer(t *testing.T, resource string) *issuer {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
-	dev, err := devauth.New(devauth.Options{Issuer: url, Resource: resource, AutoApprove: true, DataDir: t.TempDir()})
+	// AutoApprove signs the person in as the defaults at once: the
+	// approval page's sign-in needs no consent form, and the person is the
+	// one the workload's token names (only they may approve their call).
+	dev, err := devauth.New(devauth.Options{Issuer: url, Resource: resource, AutoApprove: true, DataDir: t.TempDir(),
+		DefaultOrg: workloadOrg, DefaultSubject: "user_" + workloadOrg, DefaultRole: auth.RoleOwner,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
