@@ -42,6 +42,15 @@ func storeObserver(m *metrics.Metrics) store.Observer {
 	return m.StoreObserver()
 }
 
+// transitionCounter counts every change of an execution's status in m, or
+// is nil.
+func transitionCounter(m *metrics.Metrics) func(from, to store.Status) {
+	if m == nil {
+		return nil
+	}
+	return func(from, to store.Status) { m.ExecutionTransition(string(from), string(to)) }
+}
+
 // mountMetrics serves GET /metrics on the admin listener and registers the
 // collectors that read state at scrape time: the bundles' pools and the
 // queue's depth.

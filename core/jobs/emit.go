@@ -41,34 +41,26 @@ func (q *Queue) Emit(ctx context.Context, tx *store.Tx, orgID, code string, obje
 // transaction.
 func (q *Queue) transition(ctx context.Context, orgID, id string, from []store.Status, to store.Status, mutate func(*store.Execution)) (store.Execution, error) {
 	var out store.Execution
-	var was store.Status
 	err := q.opts.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if out, err = tx.Transition(ctx, orgID, id, from, to, countingMutate(&was, mutate)); err != nil {
+		if out, err = tx.Transition(ctx, orgID, id, from, to, mutate); err != nil {
 			return err
 		}
 		return q.emitExecution(ctx, tx, out)
 	})
-	if err == nil {
-		q.metrics().ExecutionTransition(string(was), string(out.Status))
-	}
 	return out, err
 }
 
 // start is Store.StartExecution plus execution.started, in one transaction.
 func (q *Queue) start(ctx context.Context, orgID, id string, maxActive int) (store.Execution, error) {
 	var out store.Execution
-	var was store.Status
 	err := q.opts.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if out, err = tx.StartExecution(ctx, orgID, id, maxActive, countingMutate(&was, nil)); err != nil {
+		if out, err = tx.StartExecution(ctx, orgID, id, maxActive, nil); err != nil {
 			return err
 		}
 		return q.emitExecution(ctx, tx, out)
 	})
-	if err == nil {
-		q.metrics().ExecutionTransition(string(was), string(out.Status))
-	}
 	return out, err
 }
 

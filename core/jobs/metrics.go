@@ -17,9 +17,6 @@ import (
 // package's own; outcomes come from a fixed set. Implementations must be
 // safe for concurrent use and cheap.
 type Metrics interface {
-	// ExecutionTransition: an execution went from one status to another
-	// through this queue's workers.
-	ExecutionTransition(from, to string)
 	// JobWorked: a River job waited wait after it became runnable, then ran
 	// for ran.
 	JobWorked(queue, kind string, wait, ran time.Duration, failed bool)
@@ -33,7 +30,6 @@ type Metrics interface {
 
 type noMetrics struct{}
 
-func (noMetrics) ExecutionTransition(string, string)                           {}
 func (noMetrics) JobWorked(string, string, time.Duration, time.Duration, bool) {}
 func (noMetrics) WebhookAttempt(string, time.Duration)                         {}
 func (noMetrics) WebhookDelivered(bool, time.Duration)                         {}
@@ -43,18 +39,6 @@ func (q *Queue) metrics() Metrics {
 		return noMetrics{}
 	}
 	return q.opts.Metrics
-}
-
-// countingMutate wraps mutate so that the status the execution had before
-// the transition is known: the store hands mutate a copy of the current
-// row.
-func countingMutate(from *store.Status, mutate func(*store.Execution)) func(*store.Execution) {
-	return func(e *store.Execution) {
-		*from = e.Status
-		if mutate != nil {
-			mutate(e)
-		}
-	}
 }
 
 // jobMetrics is River middleware timing every job this replica works.

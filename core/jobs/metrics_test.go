@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,15 +17,8 @@ import (
 
 // recordingMetrics keeps what the queue reports.
 type recordingMetrics struct {
-	mu          sync.Mutex
-	transitions map[string]int // "queued→running"
-	jobs        map[string]int // "default/execute ok"
-}
-
-func (m *recordingMetrics) ExecutionTransition(from, to string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.transitions[from+"→"+to]++
+	mu   sync.Mutex
+	jobs map[string]int // "default/execute ok"
 }
 
 func (m *recordingMetrics) JobWorked(queue, kind string, wait, _ time.Duration, failed bool) {
@@ -43,12 +37,11 @@ func (m *recordingMetrics) count(k string, of map[string]int) int {
 	return of[k]
 }
 
-// TestMetricsOfARun: a run reports its status changes and its job, and
-// Depth counts the jobs waiting in the shared table, on both databases.
+// TestMetricsOfARun: a run reports its job, and Depth counts the jobs waiting in the shared table, on both databases.
 func TestMetricsOfARun(t *testing.T) {
 	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		db := open(t)
-		m := &recordingMetrics{transitions: map[string]int{}, jobs: map[string]int{}}
+		m := &recordingMetrics{jobs: map[string]int{}}
 		q, err := New(context.Background(), Options{
 			Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans, DefaultPlan: "developer",
 			OutputDir: t.TempDir(), PollInterval: 100 * time.Millisecond, Metrics: m,
@@ -88,12 +81,50 @@ func TestMetricsOfARun(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		for _, k := range []string{"queued→running", "running→succeeded"} {
-			if n := m.count(k, m.transitions); n != 1 {
-				t.Errorf("transition %s reported %d times, want 1 (all: %v)", k, n, m.transitions)
-			}
-		}
 	})
+}
+
+// TestStatusChangesAreCountedWhereverMade: the store tells of every status
+// change, the workers' and those made outside them (the API's cancel of a
+// queued execution), once each.
+func TestStatusChangesAreCountedWhereverMade(t *testing.T) {
+	var mu sync.Mutex
+	moves := map[string]int{}
+	db := openStore(t, store.Options{Driver: store.DriverSQLite, DSN: filepath.Join(t.TempDir(), "kadu.db"),
+		OnTransition: func(from, to store.Status) {
+			mu.Lock()
+			defer mu.Unlock()
+			moves[string(from)+"→"+string(to)]++
+		}})
+	q, err := New(context.Background(), Options{
+		Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans, DefaultPlan: "developer",
+		OutputDir: t.TempDir(), PollInterval: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled := launch(t, db, q, "org_a", "developer", playbook(stepParse, stepSummarize))
+	if _, err := db.Transition(t.Context(), "org_a", cancelled.ID, []store.Status{store.StatusQueued}, store.StatusCancelled, nil); err != nil {
+		t.Fatalf("cancelling the queued execution: %v", err)
+	}
+	exe := launch(t, db, q, "org_a", "developer", playbook(stepParse, stepSummarize))
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = q.Stop(ctx)
+	})
+	waitStatus(t, db, "org_a", exe.ID, store.StatusSucceeded)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, k := range []string{"queued→cancelled", "queued→running", "running→succeeded"} {
+		if moves[k] != 1 {
+			t.Errorf("status change %s told %d times, want 1 (all: %v)", k, moves[k], moves)
+		}
+	}
 }
 
 func TestAttemptOutcome(t *testing.T) {

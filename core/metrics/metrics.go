@@ -117,7 +117,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			"api() host calls of bundles dispatched to /api/v1, by route template, method and status class.",
 			"route", "method", "status_class"),
 		transitions: counter("execution_transitions_total",
-			"Execution status transitions made by the job queue's workers, by from and to status.",
+			"Execution status changes, by from and to status, whoever made them (workers, API, sweeper, expiry).",
 			"from", "to"),
 		jobWait: histogram("queue_job_wait_seconds",
 			"Time a River job waited between becoming runnable (scheduled_at) and starting, by queue and kind.",

@@ -50,6 +50,13 @@ type Options struct {
 	// Observer sees every statement (metrics, traces); combine several with
 	// Observers. Nil: none, at no cost.
 	Observer Observer
+
+	// OnTransition is told of every change of an execution's status, by
+	// whatever made it (a worker, the API, the sweeper, expiry), once the
+	// UPDATE has succeeded inside its transaction: a transaction that then
+	// rolls back (its commit failing) has still been told. For counting;
+	// it must be cheap and safe for concurrent use. Nil: none.
+	OnTransition func(from, to Status)
 }
 
 func (o Options) withDefaults() Options {
@@ -113,6 +120,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		d:     d,
 		now:   opts.Now,
 		keys:  opts.SecretKeys,
+		moved: opts.OnTransition,
 		read:  observe(reader, db.obs, db.names),
 		write: observe(trackedWriter{writer, db.health}, db.obs, db.names),
 		inTx: func(ctx context.Context, fn func(q querier) error) error {
@@ -183,6 +191,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 			d:     db.d,
 			now:   db.now,
 			keys:  db.keys,
+			moved: db.moved,
 			read:  observe(sqlTx, db.obs, db.names),
 			write: observe(sqlTx, db.obs, db.names),
 			inTx: func(_ context.Context, fn func(q querier) error) error {
@@ -257,9 +266,10 @@ type querier interface {
 type ops struct {
 	d     dialect
 	now   func() time.Time
-	keys  *SecretKeys // nil: secrets stored in clear (tests)
-	read  querier     // single reads: the reader pool, or the transaction
-	write querier     // single-statement writes: the writer, or the transaction
+	keys  *SecretKeys           // nil: secrets stored in clear (tests)
+	moved func(from, to Status) // Options.OnTransition; nil: none
+	read  querier               // single reads: the reader pool, or the transaction
+	write querier               // single-statement writes: the writer, or the transaction
 	// inTx runs fn in a transaction: a new one on the writer for DB, the
 	// current one for Tx.
 	inTx func(ctx context.Context, fn func(q querier) error) error

@@ -129,6 +129,9 @@ func (o *ops) transition(ctx context.Context, q querier, orgID, id string, from 
 	if err != nil {
 		return Execution{}, fmt.Errorf("updating execution %s: %w", id, err)
 	}
+	if o.moved != nil {
+		o.moved(cur.Status, to)
+	}
 	return next, nil
 }
 
@@ -181,6 +184,11 @@ func (o *ops) ExpireWaiting(ctx context.Context, now time.Time) ([]Execution, er
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("expiring executions: %w", err)
+	}
+	if o.moved != nil {
+		for range expired {
+			o.moved(StatusWaitingInput, StatusExpired)
+		}
 	}
 	return expired, nil
 }
