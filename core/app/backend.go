@@ -73,6 +73,9 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		}
 		if cfg.RateLimitBackend() == config.RateLimitPostgres {
 			lo.DB = b.db.Writer()
+			if m != nil {
+				lo.OnLocalDecision = m.RateLimitLocal
+			}
 		}
 		if b.limiter, err = ratelimit.New(lo); err != nil {
 			return nil, fmt.Errorf("rate_limits: %w", err)

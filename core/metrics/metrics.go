@@ -54,6 +54,7 @@ type Metrics struct {
 	hookDeliveries *prometheus.CounterVec
 	hookLatency    prometheus.Histogram
 	rateLimited    *prometheus.CounterVec
+	rateLocal      *prometheus.CounterVec
 	authFailures   *prometheus.CounterVec
 	storeDuration  *prometheus.HistogramVec
 	storeErrors    *prometheus.CounterVec
@@ -138,6 +139,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		rateLimited: counter("rate_limit_refusals_total",
 			"Requests refused by a rate limit, by bucket kind (ip: unauthenticated or failed-auth requests per client address; org: an organisation's plan).",
 			"bucket"),
+		rateLocal: counter("rate_limit_local_decisions_total",
+			"Requests a replica let through on its own count because the shared database could not be asked in time: the limit held per replica, not across them. By bucket kind (ip, org).",
+			"bucket"),
 		authFailures: counter("auth_failures_total",
 			"Bearer tokens refused, by reason (malformed, expired, not_yet_valid, audience, issuer, signature, token_type, claims, issuer_unavailable, invalid).",
 			"reason"),
@@ -152,7 +156,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.mcpRequests, m.mcpDuration, m.confirms, m.approvals, m.httpRequests, m.httpDuration,
 		m.bundleInstantiations, m.bundleCalls, m.bundleFaults, m.bundleQuarantines, m.bundleReloads, m.bundleAPICalls,
 		m.transitions, m.jobWait, m.jobDuration, m.hookAttempts, m.hookAttemptDur, m.hookDeliveries, m.hookLatency,
-		m.rateLimited, m.authFailures, m.storeDuration, m.storeErrors,
+		m.rateLimited, m.rateLocal, m.authFailures, m.storeDuration, m.storeErrors,
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -303,6 +307,14 @@ func (m *Metrics) WebhookDelivered(succeeded bool, sinceEvent time.Duration) {
 func (m *Metrics) RateLimited(bucket string) {
 	if m != nil {
 		m.rateLimited.WithLabelValues(bucket).Inc()
+	}
+}
+
+// RateLimitLocal records a request a replica decided alone, the shared
+// database out of reach (bucket "ip" or "org").
+func (m *Metrics) RateLimitLocal(bucket string) {
+	if m != nil {
+		m.rateLocal.WithLabelValues(bucket).Inc()
 	}
 }
 

@@ -73,6 +73,12 @@ type Options struct {
 	// Logger receives warnings (database or plan lookup failing), never a
 	// client address. Default: discard.
 	Logger *slog.Logger
+
+	// OnLocalDecision is called each time the database check failed or
+	// timed out and this replica decided alone (a limit then holds per
+	// replica, not across them), with the key's kind ("ip", "org"). For
+	// counting; it must be cheap. Nil: none.
+	OnLocalDecision func(keyKind string)
 }
 
 // Limiter enforces the rate limits of SPEC §11 with GCRA. It implements
@@ -92,6 +98,7 @@ type Limiter struct {
 	now         func() time.Time
 	dbClock     bool // Options.Now was nil: statements read the database's clock
 	log         *slog.Logger
+	onLocal     func(keyKind string) // Options.OnLocalDecision; nil: none
 
 	// mem is the whole limiter without a DB. With one, it is this
 	// replica's first filter and its fallback (see allow).
@@ -141,6 +148,7 @@ func New(opts Options) (*Limiter, error) {
 		now:         opts.Now,
 		dbClock:     opts.Now == nil,
 		log:         opts.Logger,
+		onLocal:     opts.OnLocalDecision,
 		mem:         newMemory(opts.MaxKeys),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
@@ -210,6 +218,9 @@ func (l *Limiter) allow(ctx context.Context, key string, r rule) (bool, time.Dur
 	if err != nil {
 		if ctx.Err() == nil { // the caller gave up: nothing is wrong with the database
 			l.warnf(ctx, "ratelimit: database check failed; this replica decides alone", slog.String("key_kind", keyKind(key)), slog.Any("error", err))
+			if l.onLocal != nil {
+				l.onLocal(keyKind(key))
+			}
 		}
 		return true, 0
 	}
