@@ -30,7 +30,9 @@ KADU_* variables, against the working directory.
 
 On --admin-addr, /healthz answers 200 while the process is alive; /readyz
 answers 200 or 503 with JSON naming each check (store, migrations, bundles,
-issuer_keys, draining) and, for a failing one, why.
+issuer_keys, draining) and, for a failing one, why. OpenTelemetry traces go
+over OTLP/HTTP when tracing.endpoint or OTEL_EXPORTER_OTLP_ENDPOINT is set
+(docs/tracing.md); off otherwise.
 
 SIGTERM (what orchestrators send) first drains for http.drain_delay: the
 listener keeps accepting, every request gets 503 with Retry-After and /readyz
