@@ -68,7 +68,10 @@ func serveProcess(t *testing.T, bin string, env []string, dir string, args ...st
 func buildKadu(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kadu")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+	// The flags of go tool task build (and of the other tests that build
+	// kadu: the image, the binary built with its bundles), so that every
+	// build shares one compilation cache.
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	// A helper the go command leaves behind (telemetry upload) may hold
 	// the output pipe open long after the build is done.
