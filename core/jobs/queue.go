@@ -109,6 +109,11 @@ type Options struct {
 	// Metrics counts transitions, jobs and webhook attempts (metrics.go).
 	// Nil: none.
 	Metrics Metrics
+
+	// beforeStart, for tests, runs in an execute job between fetching a
+	// queued execution and starting it: where a replica killed then leaves
+	// the execution stranded (stranded.go).
+	beforeStart func(context.Context, *river.Job[executeArgs]) error
 }
 
 // Queue is the River client of one replica. Start it to work jobs; it can

@@ -1,0 +1,85 @@
+package jobs
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/kobana/kadu/core/store"
+)
+
+// TestSweepRequeuesAJobFetchedByADeadReplica: a replica fetches an
+// execution's job and stops answering before starting it (killed, or only
+// very slow). Another replica runs the execution within about RescueAfter
+// instead of leaving it queued until River's rescuer; when the original
+// worker wakes up it finds the execution started and does nothing, so the
+// execution runs once; its stranded job ends cancelled.
+func TestSweepRequeuesAJobFetchedByADeadReplica(t *testing.T) {
+	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		db := open(t)
+		runner := &countingRunner{runs: map[string]int{}}
+		held := make(chan int64, 1)
+		wake := make(chan struct{})
+		woke := make(chan error, 1)
+		stuck := startQueueWith(t, db, runner, func(o *Options) {
+			o.RescueAfter = time.Hour // its own sweeper stays out of the way
+			o.beforeStart = func(ctx context.Context, job *river.Job[executeArgs]) error {
+				if job.Args.Supersedes != 0 {
+					return nil
+				}
+				held <- job.ID
+				select {
+				case <-wake: // slow, not dead: it goes on and tries to start the execution
+					woke <- nil
+					return nil
+				case <-ctx.Done():
+					woke <- context.Cause(ctx)
+					return context.Cause(ctx)
+				}
+			}
+		})
+		exe := launch(t, db, stuck, "org_a", "developer", playbook(stepParse))
+		var stranded int64
+		select {
+		case stranded = <-held:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the job was never fetched")
+		}
+
+		startQueueWith(t, db, runner, func(o *Options) { o.RescueAfter = time.Second })
+		waitStatus(t, db, "org_a", exe.ID, store.StatusSucceeded)
+		close(wake)
+
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			job, err := stuck.client.JobGet(context.Background(), stranded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if job.State == rivertype.JobStateCancelled || job.State == rivertype.JobStateCompleted {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the stranded job is still %s, want it finalized", job.State)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		select {
+		case <-woke:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the original worker never returned")
+		}
+		got := waitStatus(t, db, "org_a", exe.ID, store.StatusSucceeded)
+		if got.Failure != nil {
+			t.Errorf("failure %+v, want none", got.Failure)
+		}
+		runner.mu.Lock()
+		defer runner.mu.Unlock()
+		if n := runner.runs[exe.ID]; n != 1 {
+			t.Errorf("the execution ran %d times, want 1", n)
+		}
+	})
+}
