@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,6 +82,59 @@ func TestSweepRequeuesAJobFetchedByADeadReplica(t *testing.T) {
 		defer runner.mu.Unlock()
 		if n := runner.runs[exe.ID]; n != 1 {
 			t.Errorf("the execution ran %d times, want 1", n)
+		}
+	})
+}
+
+// TestDeliveryOfADeadReplicaIsSentAgain: a delivery job whose replica dies
+// mid-attempt (here: never returns) is sent again by another replica
+// about RescueAfter after the attempt's timeout, not ten minutes later.
+func TestDeliveryOfADeadReplicaIsSentAgain(t *testing.T) {
+	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		db := open(t)
+		rc := newReceiver(t, always(http.StatusOK))
+		held := make(chan struct{})
+		release := make(chan struct{})
+		var once sync.Once
+		fast := func(o *Options) {
+			o.WebhookAllowHosts = []string{"127.0.0.1"}
+			o.WebhookTimeout, o.TimeoutGrace, o.RescueAfter = 200*time.Millisecond, 200*time.Millisecond, time.Second
+		}
+		dead := startQueueWith(t, db, &countingRunner{runs: map[string]int{}}, func(o *Options) {
+			fast(o)
+			o.beforeDeliver = func(ctx context.Context, job *river.Job[deliverArgs]) {
+				first := false
+				once.Do(func() { first = true })
+				if first {
+					close(held)
+					<-release // dead: its context's end changes nothing
+				}
+			}
+		})
+		t.Cleanup(func() { close(release) })
+		hook := hookOrg(t, db, "org_dead", rc.url, store.EventExecutionFailed)
+		emitObject(t, dead, "org_dead", store.EventExecutionFailed)
+		select {
+		case <-held:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the delivery job was never fetched")
+		}
+		startQueueWith(t, db, &countingRunner{runs: map[string]int{}}, fast)
+
+		// River's rescuer looks every 30 s; the budget allows two rounds.
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			ds := deliveriesTo(t, db, "org_dead", hook.ID)
+			if len(ds) == 1 && ds[0].Status == store.DeliverySucceeded {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("deliveries %+v: want the one delivery sent again and succeeded", ds)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if n := len(rc.requests()); n != 1 {
+			t.Errorf("the receiver got %d requests, want 1", n)
 		}
 	})
 }

@@ -49,8 +49,8 @@ import (
 // being heard from.
 const failureReplicaLost = "replica_lost"
 
-// jobTimeout bounds deliveries and maintenance; River's rescuer retries
-// such a job of a dead replica jobTimeout + RescueAfter after it started.
+// jobTimeout bounds a maintenance job; River's rescuer retries the
+// maintenance job of a dead replica jobTimeout after it started.
 const jobTimeout = 10 * time.Minute
 
 // maxTaskTimeout is the largest timeout_seconds a task may have (core/api):
