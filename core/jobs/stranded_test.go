@@ -88,7 +88,8 @@ func TestSweepRequeuesAJobFetchedByADeadReplica(t *testing.T) {
 
 // TestDeliveryOfADeadReplicaIsSentAgain: a delivery job whose replica dies
 // mid-attempt (here: never returns) is sent again by another replica
-// about RescueAfter after the attempt's timeout, not ten minutes later.
+// about RescueAfter after the attempt's timeout, not ten minutes later
+// (at least once: a slow live attempt may be sent twice, never none).
 func TestDeliveryOfADeadReplicaIsSentAgain(t *testing.T) {
 	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		db := open(t)
@@ -98,7 +99,9 @@ func TestDeliveryOfADeadReplicaIsSentAgain(t *testing.T) {
 		var once sync.Once
 		fast := func(o *Options) {
 			o.WebhookAllowHosts = []string{"127.0.0.1"}
-			o.WebhookTimeout, o.TimeoutGrace, o.RescueAfter = 200*time.Millisecond, 200*time.Millisecond, time.Second
+			// A live attempt that outlives its job's timeout is sent again
+			// too (at least once): leave it time on a busy machine.
+			o.WebhookTimeout, o.TimeoutGrace, o.RescueAfter = 200*time.Millisecond, 2*time.Second, time.Second
 		}
 		dead := startQueueWith(t, db, &countingRunner{runs: map[string]int{}}, func(o *Options) {
 			fast(o)
@@ -133,8 +136,8 @@ func TestDeliveryOfADeadReplicaIsSentAgain(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		if n := len(rc.requests()); n != 1 {
-			t.Errorf("the receiver got %d requests, want 1", n)
+		if n := len(rc.requests()); n < 1 {
+			t.Errorf("the receiver got %d requests, want at least 1", n)
 		}
 	})
 }
