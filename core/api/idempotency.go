@@ -52,7 +52,9 @@ func (a *API) idempotent(c *call, rt route, key string) error {
 	case errors.Is(err, store.ErrIdempotencyInFlight):
 		e := paramProblem(http.StatusConflict, "idempotency_key_in_use", idempotencyKeyField,
 			"A request with this idempotency_key is still being processed.",
-			"Wait a moment and retry the same request with the same key to get its result.")
+			"Wait a moment and retry the same request with the same key to get its result. If the first request was lost with its server, the key is freed once the longest a request may run (the server's http.write_timeout, plus 30 s) has passed.")
+		// A live request ends within http.write_timeout, usually far
+		// sooner: a retry each second finds its answer soon after it does.
 		e.RetryAfter = 1
 		return e
 	case err != nil:
@@ -84,7 +86,8 @@ func (a *API) idempotent(c *call, rt route, key string) error {
 	}
 	if err := a.db.CompleteIdempotent(ctx, orgID, key, status, body); err != nil {
 		// The request did its work: answer it. The key stays in flight until
-		// store.IdempotencyLockTimeout; a retry meanwhile gets 409.
+		// the store's idempotency lock runs out (http.write_timeout + 30 s,
+		// core/app/deadline.go); a retry meanwhile gets 409.
 		a.log.ErrorContext(ctx, "api: storing idempotent response", slog.String("org_id", orgID), slog.Any("error", err))
 	}
 	settled = true

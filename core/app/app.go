@@ -118,6 +118,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	}
 	a.public.IPExtractor = clients.IP
 	a.public.Pre(clients.Middleware)
+	a.public.Use(requestDeadline(cfg.HTTP.WriteTimeout))
 
 	verifier, err := a.mountAuth(opts)
 	if err != nil {

@@ -51,8 +51,9 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		return nil, err
 	}
 	b.db, err = store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.StoreDSN(), Logger: log, SecretKeys: keys,
-		Observer:     store.Observers(storeObserver(m), tr.StoreObserver(dbSystem(cfg.Store.Driver))),
-		OnTransition: transitionCounter(m)})
+		Observer:        store.Observers(storeObserver(m), tr.StoreObserver(dbSystem(cfg.Store.Driver))),
+		OnTransition:    transitionCounter(m),
+		IdempotencyLock: idempotencyLock(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
 	}

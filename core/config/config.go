@@ -90,8 +90,10 @@ type HTTP struct {
 	// ReadTimeout bounds reading a whole request, body included. Default 30s.
 	ReadTimeout time.Duration `koanf:"read_timeout"`
 
-	// WriteTimeout bounds handling a request and writing its response.
-	// Default 60s.
+	// WriteTimeout bounds handling a request and writing its response:
+	// the request's context ends then too (core/app/deadline.go), and an
+	// idempotency key held by a request lost with its replica is taken
+	// over after WriteTimeout + 30s. Default 60s.
 	WriteTimeout time.Duration `koanf:"write_timeout"`
 
 	// IdleTimeout bounds how long an idle keep-alive connection is kept.

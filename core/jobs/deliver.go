@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,7 +63,13 @@ type deliverWorker struct {
 	q *Queue
 }
 
+// Timeout: see Queue.deliveryTimeout.
+func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration { return w.q.deliveryTimeout() }
+
 func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
+	if w.q.opts.beforeDeliver != nil {
+		w.q.opts.beforeDeliver(ctx, job)
+	}
 	return w.q.deliver(ctx, job.Args.OrgID, job.Args.DeliveryID, job.Args.Attempt, false)
 }
 
@@ -71,8 +78,20 @@ type replayWorker struct {
 	q *Queue
 }
 
+// Timeout: see Queue.deliveryTimeout.
+func (w *replayWorker) Timeout(*river.Job[replayArgs]) time.Duration { return w.q.deliveryTimeout() }
+
 func (w *replayWorker) Work(ctx context.Context, job *river.Job[replayArgs]) error {
 	return w.q.deliver(ctx, job.Args.OrgID, job.Args.DeliveryID, 0, true)
+}
+
+// deliveryTimeout bounds a delivery or replay job: one attempt
+// (WebhookTimeout) and the store work around it (TimeoutGrace). River's
+// rescuer retries the job of a replica that died RescueAfter after that
+// (RescueStuckJobsAfter in New), within its own 30 s round: the delivery is
+// sent again, once more at most, never lost.
+func (q *Queue) deliveryTimeout() time.Duration {
+	return cmp.Or(q.opts.WebhookTimeout, webhook.DefaultTimeout) + q.opts.TimeoutGrace
 }
 
 // EnqueueReplay inserts, inside tx, the job that makes one more attempt of

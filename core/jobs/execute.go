@@ -19,6 +19,9 @@ type executeArgs struct {
 	OrgID       string        `json:"org_id"`
 	ExecutionID string        `json:"execution_id"`
 	Resume      *ResumeAnswer `json:"resume,omitempty"` // set when continuing a waiting_input execution
+	// Supersedes is the id of the job a dead replica fetched but never
+	// started, when the sweeper enqueued the execution again (stranded.go).
+	Supersedes int64 `json:"supersedes,omitempty"`
 }
 
 func (executeArgs) Kind() string { return "execute" }
@@ -59,6 +62,11 @@ func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) e
 	}
 	switch exe.Status {
 	case store.StatusQueued:
+		if q.opts.beforeStart != nil {
+			if err := q.opts.beforeStart(ctx, job); err != nil {
+				return err
+			}
+		}
 		plan, err := q.plan(ctx, org)
 		if err != nil {
 			return err
@@ -72,6 +80,7 @@ func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) e
 		case err != nil:
 			return err
 		}
+		q.cancelSuperseded(ctx, job.Args)
 	case store.StatusRunning:
 		// Handed back by a stopping replica: run again (run claims it).
 	case store.StatusCancelling:

@@ -21,6 +21,11 @@ type maintenanceWorker struct {
 	q *Queue
 }
 
+// Timeout: expiry and purge may take a while on a big database; River's
+// rescuer runs a dead replica's maintenance job again after it (the work
+// is idempotent).
+func (w *maintenanceWorker) Timeout(*river.Job[maintenanceArgs]) time.Duration { return jobTimeout }
+
 func (w *maintenanceWorker) Work(ctx context.Context, job *river.Job[maintenanceArgs]) error {
 	q, now := w.q, w.q.opts.Now()
 	// Expired and execution.expired commit together.

@@ -109,6 +109,13 @@ type Options struct {
 	// Metrics counts transitions, jobs and webhook attempts (metrics.go).
 	// Nil: none.
 	Metrics Metrics
+
+	// beforeStart, for tests, runs in an execute job between fetching a
+	// queued execution and starting it: where a replica killed then leaves
+	// the execution stranded (stranded.go).
+	beforeStart func(context.Context, *river.Job[executeArgs]) error
+	// beforeDeliver, for tests, runs at the start of a deliver job.
+	beforeDeliver func(context.Context, *river.Job[deliverArgs])
 }
 
 // Queue is the River client of one replica. Start it to work jobs; it can
@@ -211,11 +218,15 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		PollOnly:      pollOnly,
 		// Every job has a timeout, so that River's rescuer retries the jobs
 		// of a replica that died (a timeout of -1 would leave them running
-		// for ever). Deliveries and maintenance take jobTimeout; executions
-		// take their own (executeWorker.Timeout), and their rows are given
-		// up much sooner by the lease sweeper (sweep.go).
-		JobTimeout:           jobTimeout,
-		RescueStuckJobsAfter: jobTimeout + opts.RescueAfter,
+		// for ever): it looks at jobs running for longer than
+		// RescueStuckJobsAfter and retries those past their own worker's
+		// Timeout. Deliveries take deliveryTimeout, so a delivery of a dead
+		// replica is sent again RescueAfter after it; maintenance takes
+		// jobTimeout (maintenanceWorker.Timeout); executions take their own
+		// (executeWorker.Timeout), and the sweeper deals with their rows
+		// much sooner (sweep.go, stranded.go).
+		JobTimeout:           q.deliveryTimeout(),
+		RescueStuckJobsAfter: q.deliveryTimeout() + opts.RescueAfter,
 		MaxAttempts:          5,
 		Logger:               quiet(opts.Logger),
 		PeriodicJobs: []*river.PeriodicJob{

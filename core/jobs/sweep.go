@@ -35,9 +35,13 @@ import (
 // for a single node may be down for a while: the retry runs it again, from
 // its last pause. Its deadline still holds.
 //
-// This does not depend on River: a job whose replica died stays running in
-// River's table until River's rescuer retries it (after the job's timeout),
-// and the retried job then finds its execution settled and does nothing.
+// A queued execution whose job a dead replica fetched but never started has
+// no lease: the sweeper enqueues it again after RescueAfter (stranded.go).
+//
+// Settling does not depend on River: a job whose replica died stays running
+// in River's table until River's rescuer retries it (after the job's
+// timeout), and the retried job then finds its execution settled and does
+// nothing.
 // On a single SQLite node the sweeper of the restarted process settles what
 // the killed one left; with PostgreSQL any live replica does.
 
@@ -45,8 +49,8 @@ import (
 // being heard from.
 const failureReplicaLost = "replica_lost"
 
-// jobTimeout bounds deliveries and maintenance; River's rescuer retries
-// such a job of a dead replica jobTimeout + RescueAfter after it started.
+// jobTimeout bounds a maintenance job; River's rescuer retries the
+// maintenance job of a dead replica jobTimeout after it started.
 const jobTimeout = 10 * time.Minute
 
 // maxTaskTimeout is the largest timeout_seconds a task may have (core/api):
@@ -104,8 +108,9 @@ func (q *Queue) leaseInterval() time.Duration {
 	return max(q.opts.RescueAfter/4, 10*time.Millisecond)
 }
 
-// sweep settles every execution no live replica runs any more and returns
-// how many it settled. Replicas sweep concurrently: each move is a
+// sweep settles every execution no live replica runs any more, enqueues
+// again those a dead replica fetched but never started (stranded.go), and
+// returns how many it settled or enqueued. Replicas sweep concurrently: each move is a
 // compare-and-set on the status, so each execution is settled once.
 func (q *Queue) sweep(ctx context.Context) (int, error) {
 	now := time.Now() // the store's clock: leases are stamped with it
@@ -137,7 +142,8 @@ func (q *Queue) sweep(ctx context.Context) (int, error) {
 			slog.String("execution_id", l.ID), slog.String("org_id", l.OrgID), slog.String("status", string(l.Status)),
 			slog.Bool("overdue", l.Overdue), slog.String("replica", l.Owner))
 	}
-	return settled, nil
+	requeued, err := q.requeueStranded(ctx)
+	return settled + requeued, err
 }
 
 // replicaName names this replica in run leases: the host name, for people

@@ -14,10 +14,12 @@ const (
 	// is ignored by BeginIdempotent and removed by PurgeIdempotency.
 	IdempotencyRetention = 24 * time.Hour
 
-	// IdempotencyLockTimeout is how long a record may stay in flight. An
-	// older in-flight record is presumed left behind by a replica that died
-	// mid-request, and the next BeginIdempotent takes the key over. It is
-	// far longer than any request may run.
+	// IdempotencyLockTimeout is the default of Options.IdempotencyLock:
+	// how long a record may stay in flight. An older in-flight record is
+	// presumed left behind by a replica that died mid-request, and the next
+	// BeginIdempotent takes the key over. core/app sets the lock from
+	// http.write_timeout, which bounds every request; this default is far
+	// longer than any request may run, for a DB opened without it.
 	IdempotencyLockTimeout = 10 * time.Minute
 )
 
@@ -61,7 +63,7 @@ func (r IdempotencyRecord) Completed() bool { return r.State == IdempotencyCompl
 //
 // Of concurrent calls with one key, exactly one gets the new record. Records
 // created before now-IdempotencyRetention, and in-flight records created
-// before now-IdempotencyLockTimeout, are taken over as if absent.
+// before now minus Options.IdempotencyLock, are taken over as if absent.
 func (o *ops) BeginIdempotent(ctx context.Context, orgID, key, method, route, digest string, now time.Time) (IdempotencyRecord, error) {
 	if err := checkOrg(orgID); err != nil {
 		return IdempotencyRecord{}, err
@@ -93,7 +95,7 @@ func (o *ops) BeginIdempotent(ctx context.Context, orgID, key, method, route, di
 			return IdempotencyRecord{}, err
 		}
 		stale := !cur.CreatedAt.After(now.Add(-IdempotencyRetention)) ||
-			(cur.State == IdempotencyInFlight && !cur.CreatedAt.After(now.Add(-IdempotencyLockTimeout)))
+			(cur.State == IdempotencyInFlight && !cur.CreatedAt.After(now.Add(-o.idemLock)))
 		if stale {
 			res, err := o.write.ExecContext(ctx, `UPDATE idempotency_keys SET method = $3, route = $4, digest = $5,
 				state = $6, response_status = NULL, response_body = NULL, created_at = $7

@@ -57,6 +57,13 @@ type Options struct {
 	// rolls back (its commit failing) has still been told. For counting;
 	// it must be cheap and safe for concurrent use. Nil: none.
 	OnTransition func(from, to Status)
+
+	// IdempotencyLock is how long an idempotency record may stay in flight
+	// before BeginIdempotent presumes its request lost with its replica and
+	// takes the key over. It must exceed the longest a request may run:
+	// core/app gives http.write_timeout plus a margin. Default
+	// IdempotencyLockTimeout.
+	IdempotencyLock time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -65,6 +72,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.IdempotencyLock <= 0 {
+		o.IdempotencyLock = IdempotencyLockTimeout
 	}
 	if o.MaxConns <= 0 {
 		switch o.Driver {
@@ -117,12 +127,13 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	}
 	db := &DB{driver: opts.Driver, writer: writer, reader: reader, health: &health{now: time.Now}, obs: opts.Observer, names: new(sync.Map)}
 	db.ops = ops{
-		d:     d,
-		now:   opts.Now,
-		keys:  opts.SecretKeys,
-		moved: opts.OnTransition,
-		read:  observe(reader, db.obs, db.names),
-		write: observe(trackedWriter{writer, db.health}, db.obs, db.names),
+		d:        d,
+		now:      opts.Now,
+		keys:     opts.SecretKeys,
+		moved:    opts.OnTransition,
+		idemLock: opts.IdempotencyLock,
+		read:     observe(reader, db.obs, db.names),
+		write:    observe(trackedWriter{writer, db.health}, db.obs, db.names),
 		inTx: func(ctx context.Context, fn func(q querier) error) error {
 			return db.withTx(ctx, func(tx *sql.Tx) error { return fn(observe(tx, db.obs, db.names)) })
 		},
@@ -188,12 +199,13 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return db.withTx(ctx, func(sqlTx *sql.Tx) error {
 		tx := &Tx{tx: sqlTx}
 		tx.ops = ops{
-			d:     db.d,
-			now:   db.now,
-			keys:  db.keys,
-			moved: db.moved,
-			read:  observe(sqlTx, db.obs, db.names),
-			write: observe(sqlTx, db.obs, db.names),
+			d:        db.d,
+			now:      db.now,
+			keys:     db.keys,
+			moved:    db.moved,
+			idemLock: db.idemLock,
+			read:     observe(sqlTx, db.obs, db.names),
+			write:    observe(sqlTx, db.obs, db.names),
 			inTx: func(_ context.Context, fn func(q querier) error) error {
 				return fn(observe(sqlTx, db.obs, db.names))
 			},
@@ -268,8 +280,10 @@ type ops struct {
 	now   func() time.Time
 	keys  *SecretKeys           // nil: secrets stored in clear (tests)
 	moved func(from, to Status) // Options.OnTransition; nil: none
-	read  querier               // single reads: the reader pool, or the transaction
-	write querier               // single-statement writes: the writer, or the transaction
+	// idemLock is Options.IdempotencyLock.
+	idemLock time.Duration
+	read     querier // single reads: the reader pool, or the transaction
+	write    querier // single-statement writes: the writer, or the transaction
 	// inTx runs fn in a transaction: a new one on the writer for DB, the
 	// current one for Tx.
 	inTx func(ctx context.Context, fn func(q querier) error) error

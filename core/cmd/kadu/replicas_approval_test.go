@@ -103,14 +103,19 @@ func (w *workload) approve(link, lbURL string) error {
 	if err != nil {
 		return err
 	}
-	if status != http.StatusOK && status != http.StatusSeeOther {
+	// 409: a retry after a 502 (browse) found the approval decided by the
+	// attempt lost with the killed replica; the page shows that outcome.
+	if status != http.StatusOK && status != http.StatusSeeOther && status != http.StatusConflict {
 		return fmt.Errorf("continue: %d %s", status, clip([]byte(body)))
 	}
 	return nil
 }
 
 // browse sends one browser request, recorded like every other request,
-// and retries a 503 with Retry-After (a draining replica did nothing).
+// and retries a 503 with Retry-After (a draining replica did nothing) and
+// a 502 (the replica died with it in flight): a GET changes nothing, and
+// the decision POST is a compare-and-set on the approval (a replayed form
+// gets 409 with the outcome), as a person pressing the button again would.
 func (w *workload) browse(c *http.Client, method, target string, form url.Values, lbURL string) (int, string, string, error) {
 	for range maxAttempts {
 		var body io.Reader
@@ -139,7 +144,7 @@ func (w *workload) browse(c *http.Client, method, target string, form url.Values
 			loc = l.String()
 		}
 		retry := res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "" ||
-			method == http.MethodGet && res.StatusCode == http.StatusBadGateway
+			res.StatusCode == http.StatusBadGateway
 		if strings.HasPrefix(target, lbURL) {
 			outcome := outcomeOK
 			if retry {
