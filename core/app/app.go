@@ -176,6 +176,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		PublicURL:      cfg.PublicOrigin(),
 		StateTTL:       cfg.Confirm.StateTTL,
 		ApprovalTTL:    cfg.Confirm.ApprovalTTL,
+		RunLimit:       confirmRunLimit(cfg),
 		Logger:         log,
 		Metrics:        a.metrics,
 		TracerProvider: a.tracing.Provider(),

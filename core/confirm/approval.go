@@ -104,7 +104,14 @@ func (c *Confirmer) Approval(ctx context.Context, orgID, id string) (store.Appro
 	if err != nil {
 		return store.Approval{}, err
 	}
-	a.Status = a.StatusAt(c.now())
+	now := c.now()
+	if a.Status == store.ApprovalApproved && a.Outcome == nil && a.DecidedAt != nil && c.stale(*a.DecidedAt, now) {
+		// Its server stopped mid-run (interrupted.go).
+		if a, err = c.interruptApproval(ctx, a); err != nil {
+			return store.Approval{}, err
+		}
+	}
+	a.Status = a.StatusAt(now)
 	return a, nil
 }
 
@@ -155,6 +162,12 @@ func (c *Confirmer) Decide(ctx context.Context, signedIn *auth.Principal, orgID,
 	runCtx := context.WithoutCancel(ctx)
 	status, out := c.runApproved(runCtx, a)
 	a, err = c.db.FinishApproval(runCtx, orgID, id, status, out, c.now())
+	if errors.Is(err, store.ErrConflict) && a.Outcome != nil {
+		// The run outlasted RunLimit and was recorded as interrupted
+		// (interrupted.go): that outcome stands.
+		c.log.WarnContext(ctx, "confirm: an approved call finished after its outcome was recorded as interrupted; the recorded outcome stands", log...)
+		return a, nil
+	}
 	if err != nil {
 		return store.Approval{}, fmt.Errorf("confirm: recording the outcome of approval %s: %w", id, err)
 	}
