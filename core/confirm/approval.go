@@ -104,15 +104,24 @@ func (c *Confirmer) Approval(ctx context.Context, orgID, id string) (store.Appro
 	if err != nil {
 		return store.Approval{}, err
 	}
-	now := c.now()
-	if a.Status == store.ApprovalApproved && a.Outcome == nil && a.DecidedAt != nil && c.stale(*a.DecidedAt, now) {
-		// Its server stopped mid-run (interrupted.go).
-		if a, err = c.interruptApproval(ctx, a); err != nil {
-			return store.Approval{}, err
-		}
+	if a, err = c.Settle(ctx, a); err != nil {
+		return store.Approval{}, err
 	}
-	a.Status = a.StatusAt(now)
+	a.Status = a.StatusAt(c.now())
 	return a, nil
+}
+
+// Settle returns a, read from the store, as it should be read: an approved
+// approval still without outcome RunLimit after its decision was left by a
+// server that stopped mid-run, and is first finished as failed with an
+// outcome saying so (interrupted.go), once, whoever reads it first; the
+// call is not run again. Readers of approvals that bypass Approval (the
+// REST API behind kadu_approvals_get) call it.
+func (c *Confirmer) Settle(ctx context.Context, a store.Approval) (store.Approval, error) {
+	if a.Status != store.ApprovalApproved || a.Outcome != nil || a.DecidedAt == nil || !c.stale(*a.DecidedAt, c.now()) {
+		return a, nil
+	}
+	return c.interruptApproval(ctx, a)
 }
 
 // Decide records signedIn's choice on the approval id of orgID. signedIn
