@@ -121,6 +121,13 @@ type Options struct {
 	// discard.
 	Logger *slog.Logger
 
+	// SettleApproval, when set, is applied to every approval read before
+	// it is answered (confirm.Confirmer.Settle): an approved call whose
+	// server stopped before recording its outcome is then reported as
+	// failed, with an outcome saying so, instead of running forever. Nil:
+	// approvals are answered as stored.
+	SettleApproval func(ctx context.Context, a store.Approval) (store.Approval, error)
+
 	// Now is the clock for months, expiries and idempotency. Default
 	// time.Now.
 	Now func() time.Time
@@ -145,6 +152,7 @@ type API struct {
 	webhookAllowHosts []string
 	log               *slog.Logger
 	now               func() time.Time
+	settleApproval    func(ctx context.Context, a store.Approval) (store.Approval, error)
 
 	orgs orgCache // safe for concurrent use
 }
@@ -175,6 +183,7 @@ func New(opts Options) (*API, error) {
 	}
 	a := &API{
 		db:                opts.Store,
+		settleApproval:    opts.SettleApproval,
 		plans:             maps.Clone(opts.Plans),
 		defaultPlan:       opts.DefaultPlan,
 		autoProvision:     opts.AutoProvision,

@@ -55,6 +55,11 @@ func (a *API) getApproval(c *call) (*reply, error) {
 	if ap.Principal.Issuer != c.p.Issuer || ap.Principal.Subject != c.p.Subject {
 		return nil, errNotFound("Approval " + id)
 	}
+	if a.settleApproval != nil {
+		if ap, err = a.settleApproval(c.ctx(), ap); err != nil {
+			return nil, storeErr(err, "Approval "+id)
+		}
+	}
 	return ok(renderApproval(ap, a.now()))
 }
 

@@ -21,6 +21,7 @@ func TestApprovals(t *testing.T) {
 		"Expired":          testApprovalExpired,
 		"OnlyTheRequester": testApprovalOnlyTheRequester,
 		"RoleScope":        testApprovalRoleScope,
+		"Settled":          testApprovalSettled,
 	})
 }
 
@@ -197,5 +198,29 @@ func testApprovalRoleScope(t *testing.T, db *store.DB) {
 	}
 	if got := must(t, e.do(e.tokenAs(requester(org)), "GET", "/approvals/"+a.ID, nil), http.StatusOK); got["status"] != "pending" {
 		t.Errorf("a refused request changed the approval: %v", got)
+	}
+}
+
+// testApprovalSettled: every approval read passes through SettleApproval
+// (core/confirm finishes there an approved call whose server stopped
+// mid-run), and what it returns is what the requester reads.
+func testApprovalSettled(t *testing.T, db *store.DB) {
+	var seen []string
+	e := newEnv(t, db, func(o *Options) {
+		o.SettleApproval = func(_ context.Context, a store.Approval) (store.Approval, error) {
+			seen = append(seen, a.ID)
+			a.Status = store.ApprovalFailed
+			a.Outcome = json.RawMessage(`{"content":[{"type":"text","text":"stopped"}],"isError":true}`)
+			return a, nil
+		}
+	})
+	org := newOrg()
+	a := approvalIn(t, db, org, "", time.Now().Add(time.Minute))
+	got := must(t, e.do(e.tokenAs(requester(org)), "GET", "/approvals/"+a.ID, nil), http.StatusOK)
+	if out, _ := json.Marshal(got["outcome"]); got["status"] != "failed" || !strings.Contains(string(out), "stopped") {
+		t.Errorf("approval = %v; want what SettleApproval returned", got)
+	}
+	if !slices.Equal(seen, []string{a.ID}) {
+		t.Errorf("SettleApproval saw %v, want [%s]", seen, a.ID)
 	}
 }

@@ -134,7 +134,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	if a.backend, err = openBackend(ctx, cfg, log, a.metrics, a.tracing); err != nil {
 		return nil, err
 	}
-	rest, err := newAPI(cfg, a.backend, authn, log)
+	// The Confirmer is built below, over the plugins that call this API;
+	// approvals are read once serving, when it is there.
+	rest, err := newAPI(cfg, a.backend, authn, log, func(ctx context.Context, ap store.Approval) (store.Approval, error) {
+		if a.confirm == nil {
+			return ap, nil
+		}
+		return a.confirm.Settle(ctx, ap)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +183,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		PublicURL:      cfg.PublicOrigin(),
 		StateTTL:       cfg.Confirm.StateTTL,
 		ApprovalTTL:    cfg.Confirm.ApprovalTTL,
+		RunLimit:       confirmRunLimit(cfg),
 		Logger:         log,
 		Metrics:        a.metrics,
 		TracerProvider: a.tracing.Provider(),

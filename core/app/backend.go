@@ -189,8 +189,10 @@ func (b *backend) close() error {
 }
 
 // newAPI builds the /api/v1 handlers over the backend.
-func newAPI(cfg *config.Config, b *backend, challenger api.ScopeChallenger, log *slog.Logger) (*api.API, error) {
+func newAPI(cfg *config.Config, b *backend, challenger api.ScopeChallenger, log *slog.Logger,
+	settle func(context.Context, store.Approval) (store.Approval, error)) (*api.API, error) {
 	return api.New(api.Options{
+		SettleApproval:    settle,
 		Store:             b.db,
 		Plans:             cfg.Plans,
 		DefaultPlan:       cfg.Orgs.DefaultPlan,

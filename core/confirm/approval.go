@@ -104,8 +104,24 @@ func (c *Confirmer) Approval(ctx context.Context, orgID, id string) (store.Appro
 	if err != nil {
 		return store.Approval{}, err
 	}
+	if a, err = c.Settle(ctx, a); err != nil {
+		return store.Approval{}, err
+	}
 	a.Status = a.StatusAt(c.now())
 	return a, nil
+}
+
+// Settle returns a, read from the store, as it should be read: an approved
+// approval still without outcome RunLimit after its decision was left by a
+// server that stopped mid-run, and is first finished as failed with an
+// outcome saying so (interrupted.go), once, whoever reads it first; the
+// call is not run again. Readers of approvals that bypass Approval (the
+// REST API behind kadu_approvals_get) call it.
+func (c *Confirmer) Settle(ctx context.Context, a store.Approval) (store.Approval, error) {
+	if a.Status != store.ApprovalApproved || a.Outcome != nil || a.DecidedAt == nil || !c.stale(*a.DecidedAt, c.now()) {
+		return a, nil
+	}
+	return c.interruptApproval(ctx, a)
 }
 
 // Decide records signedIn's choice on the approval id of orgID. signedIn
@@ -155,6 +171,12 @@ func (c *Confirmer) Decide(ctx context.Context, signedIn *auth.Principal, orgID,
 	runCtx := context.WithoutCancel(ctx)
 	status, out := c.runApproved(runCtx, a)
 	a, err = c.db.FinishApproval(runCtx, orgID, id, status, out, c.now())
+	if errors.Is(err, store.ErrConflict) && a.Outcome != nil {
+		// The run outlasted RunLimit and was recorded as interrupted
+		// (interrupted.go): that outcome stands.
+		c.log.WarnContext(ctx, "confirm: an approved call finished after its outcome was recorded as interrupted; the recorded outcome stands", log...)
+		return a, nil
+	}
 	if err != nil {
 		return store.Approval{}, fmt.Errorf("confirm: recording the outcome of approval %s: %w", id, err)
 	}

@@ -55,6 +55,14 @@ type Options struct {
 	// DefaultApprovalTTL.
 	ApprovalTTL time.Duration
 
+	// RunLimit is the longest a confirmed call can take, from the claim of
+	// its state or approval to the record of its outcome. It must exceed
+	// the longest bundle call (core/app derives it from the plugins'
+	// configuration): a claim older than this without an outcome was left
+	// by a server that stopped mid-run, and its next retry records the
+	// call's outcome as unknown (interrupted.go). Default DefaultRunLimit.
+	RunLimit time.Duration
+
 	// Logger receives one line per confirmation event (never a token, a
 	// requestState or arguments). Default: discard.
 	Logger *slog.Logger
@@ -85,6 +93,7 @@ type Confirmer struct {
 	publicURL   string // no trailing slash
 	stateTTL    time.Duration
 	approvalTTL time.Duration
+	runLimit    time.Duration
 	log         *slog.Logger
 	now         func() time.Time
 	metrics     Metrics
@@ -118,8 +127,8 @@ func New(opts Options) (*Confirmer, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if opts.StateTTL < 0 || opts.ApprovalTTL < 0 {
-		errs = append(errs, errors.New("confirm: Options.StateTTL and ApprovalTTL must not be negative (0 means the default)"))
+	if opts.StateTTL < 0 || opts.ApprovalTTL < 0 || opts.RunLimit < 0 {
+		errs = append(errs, errors.New("confirm: Options.StateTTL, ApprovalTTL and RunLimit must not be negative (0 means the default)"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -131,6 +140,7 @@ func New(opts Options) (*Confirmer, error) {
 		publicURL:   public,
 		stateTTL:    opts.StateTTL,
 		approvalTTL: opts.ApprovalTTL,
+		runLimit:    opts.RunLimit,
 		log:         opts.Logger,
 		now:         opts.Now,
 		metrics:     opts.Metrics,
@@ -143,6 +153,9 @@ func New(opts Options) (*Confirmer, error) {
 	}
 	if c.approvalTTL == 0 {
 		c.approvalTTL = DefaultApprovalTTL
+	}
+	if c.runLimit == 0 {
+		c.runLimit = DefaultRunLimit
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)

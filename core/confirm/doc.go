@@ -7,7 +7,9 @@
 // annotations say destructiveHint: true — first-party or partner, a bundle
 // cannot opt out —; the sealed requestState of in-chat confirmations
 // ("kc1." + AES-256-GCM under a key ring shared by replicas) and its
-// single use, recorded in the shared store; approval records and their
+// single use, recorded in the shared store, with the definitive answer
+// for a confirmed call whose server stopped mid-run (interrupted.go,
+// Options.RunLimit); approval records and their
 // decision (Decide runs the call in-process as the stored principal); and
 // the plain-words description of a call (Describe), in English and
 // Portuguese.
@@ -23,7 +25,7 @@
 //
 //	reg, err := plugin.New(ctx, &plugin.Options{…})
 //	conf, err := confirm.New(confirm.Options{Next: reg, Store: db, Keys: keyRing,
-//		PublicURL: cfg.PublicOrigin(), Logger: log})
+//		PublicURL: cfg.PublicOrigin(), RunLimit: longestBundleCall, Logger: log})
 //	engine, err := mcp.New(mcp.Options{Catalog: conf, …})
 //	// the approval page gets conf (Approval, Decide, ToolTitle, Describe);
 //	// maintenance calls db.PurgeConfirmations(ctx, now) periodically.

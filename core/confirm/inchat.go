@@ -169,6 +169,16 @@ func (c *Confirmer) runOnce(ctx context.Context, p *auth.Principal, call *mcp.To
 	if err == nil {
 		err = c.db.RecordConfirmOutcome(runCtx, p.OrgID, claims.Nonce, out)
 	}
+	if errors.Is(err, store.ErrConflict) {
+		// The run outlasted RunLimit and a retry recorded it as
+		// interrupted (interrupted.go): that answer stands for everyone,
+		// this one included, so that all agree on one outcome.
+		c.log.WarnContext(ctx, "confirm: a confirmed call finished after its outcome was recorded as interrupted; answering the recorded outcome (raise confirm's run limit: see core/app/confirmlimit.go)",
+			c.attrs(p, call)...)
+		if cs, gerr := c.db.GetConfirmState(runCtx, p.OrgID, claims.Nonce); gerr == nil && cs.Outcome != nil {
+			return decodeOutcome(cs.Outcome)
+		}
+	}
 	if err != nil {
 		// The call ran; only its replay is lost. Say so, answer anyway.
 		c.log.ErrorContext(ctx, "confirm: recording the outcome of a confirmed call", append(c.attrs(p, call), slog.Any("error", err))...)
@@ -217,7 +227,19 @@ func (c *Confirmer) answered(ctx context.Context, p *auth.Principal, call *mcp.T
 		c.log.InfoContext(ctx, "confirm: replay of a declined requestState refused", c.attrs(p, call)...)
 		return nil, errInvalidState()
 	}
-	for i := 0; cs.Outcome == nil && i < c.polls; i++ {
+	for i := 0; cs.Outcome == nil; i++ {
+		if c.stale(cs.CreatedAt, c.now()) {
+			// Its server stopped mid-run (interrupted.go): the outcome is
+			// recorded as unknown, once, and the call is not run again.
+			var err error
+			if cs, err = c.interrupt(ctx, p, call, cs); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if i >= c.polls {
+			break
+		}
 		t := time.NewTimer(c.pollEvery)
 		select {
 		case <-ctx.Done():
@@ -232,8 +254,8 @@ func (c *Confirmer) answered(ctx context.Context, p *auth.Principal, call *mcp.T
 	}
 	if cs.Outcome == nil {
 		return &mcp.ToolResult{IsError: true, Content: []mcp.Content{mcp.Text(
-			"This confirmed call is still running, or its server stopped before recording what it answered. " +
-				"It was not started again. Call again with the same arguments, inputResponses and requestState in a few seconds to get its outcome.")}}, nil
+			"This confirmed call is still running. It was not started again. " +
+				"Call again with the same arguments, inputResponses and requestState in a few seconds to get its outcome.")}}, nil
 	}
 	c.log.InfoContext(ctx, "confirm: replay of an accepted requestState; returned the first outcome", c.attrs(p, call)...)
 	return decodeOutcome(cs.Outcome)

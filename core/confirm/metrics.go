@@ -3,8 +3,10 @@ package confirm
 // Metrics counts confirmation events for the operator (core/metrics).
 // Events of in-chat confirmations: asked, accepted, declined, cancelled,
 // expired (a requestState answered after its expiry), refused (a
-// requestState that is forged, damaged or bound to another call). Events of
-// approval links: issued, approved, cancelled, expired. Implementations must
+// requestState that is forged, damaged or bound to another call),
+// interrupted (the server running the confirmed call stopped before
+// recording its outcome: interrupted.go). Events of approval links: issued,
+// approved, cancelled, expired, interrupted. Implementations must
 // be safe for concurrent use.
 type Metrics interface {
 	Confirmation(event string)

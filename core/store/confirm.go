@@ -104,7 +104,11 @@ func getConfirmState(ctx context.Context, q querier, nonce string) (ConfirmState
 
 // RecordConfirmOutcome stores what the accepted call of nonce answered, once:
 // a nonce that is not accepted, or already has an outcome, is ErrConflict;
-// an unknown one ErrNotFound.
+// an unknown one ErrNotFound. It is a compare-and-set (only where there is
+// no outcome yet): of the run itself and the retries that record it as
+// interrupted after its server stopped (core/confirm/interrupted.go),
+// whichever writes first is the outcome everyone reads; the others get
+// ErrConflict and overwrite nothing.
 func (o *ops) RecordConfirmOutcome(ctx context.Context, orgID, nonce string, outcome json.RawMessage) error {
 	if err := checkOrg(orgID); err != nil {
 		return err

@@ -298,6 +298,7 @@ func (f figures) markdown(elapsed time.Duration, ex execFigures, hooks [3]int, l
 	fmt.Fprintf(&b, "| Retries that waited for a key held by an attempt lost at the SIGKILL | %d |\n", f.held)
 	fmt.Fprintf(&b, "| tools/list · tools/call | %d · %d |\n", w.lists.Load(), w.toolCalls.Load())
 	fmt.Fprintf(&b, "| Destructive calls confirmed in the chat | %d |\n", w.confirmed.Load())
+	fmt.Fprintf(&b, "| Confirmed calls interrupted by the SIGKILL (answered as such after the run limit) | %d |\n", w.interrupted.Load())
 	fmt.Fprintf(&b, "| Destructive calls approved on the approval page (sign-in at the issuer) | %d |\n", w.approved.Load())
 	w.mu.Lock()
 	fmt.Fprintf(&b, "| swap_version answers by version | %v |\n", w.swap)

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kobana/kadu/core/confirm"
 )
 
 // workload is the mixed traffic of TestReplicasBehindNginx, all through
@@ -33,6 +35,7 @@ type workload struct {
 	toolCalls      atomic.Int64
 	lists          atomic.Int64
 	confirmed      atomic.Int64 // destructive calls confirmed in the chat
+	interrupted    atomic.Int64 // confirmed calls whose replica was SIGKILLed mid-run
 	approved       atomic.Int64 // destructive calls approved on the approval page
 	killedAt       atomic.Int64 // unix nanoseconds of the SIGKILL
 	uploads        atomic.Int64
@@ -145,8 +148,13 @@ func (w *workload) destructive(ctx context.Context) {
 		}
 		state, _ := result["requestState"].(string)
 		params = fmt.Sprintf(`{"name":"kadu_tasks_delete","arguments":%s,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":%q}`, del, state)
-		a, res, err = w.lb.mcp(w.token, caps, "tools/call", "kadu_tasks_delete", params, true)
-		w.toolCalls.Add(1)
+		a, res, err = w.confirm(params)
+		if err == nil && interrupted(res) {
+			// The protocol's definitive answer when the replica running
+			// the call was killed before recording its outcome.
+			w.interrupted.Add(1)
+			continue
+		}
 		if err == nil {
 			result, err = toolResult(a, res)
 		}
@@ -160,6 +168,41 @@ func (w *workload) destructive(ctx context.Context) {
 		}
 		w.confirmed.Add(1)
 	}
+}
+
+// confirmBudget bounds how long a confirmed call may answer "still
+// running": the run limit after which the server records the call of a
+// replica killed mid-run as interrupted (at most confirm.DefaultRunLimit
+// with this test's configuration: core/app/confirmlimit.go), plus slack
+// for the retries' own round trips on a busy machine.
+const confirmBudget = confirm.DefaultRunLimit + 30*time.Second
+
+// confirm sends the confirmed call params, and again every 1.5 s while
+// the server answers that it is still running (its replica may have been
+// killed mid-run), until a definitive answer or confirmBudget. A
+// requestState is single-use: a resend never runs the call twice.
+func (w *workload) confirm(params string) (answer, map[string]any, error) {
+	began := time.Now()
+	for {
+		a, res, err := w.lb.mcp(w.token, `{"elicitation":{}}`, "tools/call", "kadu_tasks_delete", params, true)
+		w.toolCalls.Add(1)
+		if err != nil || !bytes.Contains(a.body, []byte("This confirmed call is still running")) {
+			return a, res, err
+		}
+		if time.Since(began) > confirmBudget {
+			return a, res, fmt.Errorf("still running %s after it was confirmed: the server never recorded an outcome "+
+				"(want the interrupted answer after the run limit): %s", confirmBudget, clip(a.body))
+		}
+		time.Sleep(1500 * time.Millisecond)
+	}
+}
+
+// interrupted reports whether res is the definitive answer to a confirmed
+// call whose server stopped before recording its outcome.
+func interrupted(res map[string]any) bool {
+	result, _ := res["result"].(map[string]any)
+	sc, _ := result["structuredContent"].(map[string]any)
+	return result["isError"] == true && sc["status"] == "outcome_unknown" && sc["reason"] == "server_stopped"
 }
 
 // files registers a file, uploads it to the bucket's presigned URL,

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ var approvalTests = []suiteTest{
 	{"ConfirmStateClaim", testConfirmStateClaim},
 	{"ConfirmStateClaimConcurrent", testConfirmStateClaimConcurrent},
 	{"ConfirmStateOutcome", testConfirmStateOutcome},
+	{"ConfirmStateOutcomeConcurrent", testConfirmStateOutcomeConcurrent},
+	{"ApprovalFinishConcurrent", testApprovalFinishConcurrent},
 	{"PurgeConfirmations", testPurgeConfirmations},
 }
 
@@ -237,6 +240,68 @@ func testConfirmStateClaimConcurrent(t *testing.T, db *store.DB) {
 	})
 	if claims.Load() != 1 {
 		t.Errorf("%d claims won, want 1", claims.Load())
+	}
+}
+
+// testConfirmStateOutcomeConcurrent: the run of a confirmed call and the
+// retries that declare it interrupted (core/confirm/interrupted.go) record
+// an outcome at once, on any replica: exactly one is kept, and everyone
+// reads that one.
+func testConfirmStateOutcomeConcurrent(t *testing.T, db *store.DB) {
+	org := newOrg(t, db)
+	now := time.Now().UTC()
+	_, _, err := db.ClaimConfirmState(t.Context(), org, "raced", store.ConfirmAccepted, now.Add(time.Minute), now)
+	wantOK(t, "ClaimConfirmState", err)
+	var wins atomic.Int32
+	var winner atomic.Value
+	concurrently(8, func(i int) {
+		out := json.RawMessage(fmt.Sprintf(`{"result":{"content":[{"type":"text","text":"writer %d"}]}}`, i))
+		switch err := db.RecordConfirmOutcome(t.Context(), org, "raced", out); {
+		case err == nil:
+			wins.Add(1)
+			winner.Store(string(out))
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("RecordConfirmOutcome: %v; want nil or ErrConflict", err)
+		}
+	})
+	if wins.Load() != 1 {
+		t.Fatalf("%d outcomes recorded, want 1", wins.Load())
+	}
+	got, err := db.GetConfirmState(t.Context(), org, "raced")
+	wantOK(t, "GetConfirmState", err)
+	var a, b any
+	if json.Unmarshal(got.Outcome, &a) != nil || json.Unmarshal([]byte(winner.Load().(string)), &b) != nil ||
+		fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("stored outcome %s, want the winner's %s", got.Outcome, winner.Load())
+	}
+}
+
+// testApprovalFinishConcurrent: the same for an approved call.
+func testApprovalFinishConcurrent(t *testing.T, db *store.DB) {
+	org := newOrg(t, db)
+	now := time.Now().UTC()
+	a := newApproval(t, db, org, now, time.Minute)
+	_, err := db.DecideApproval(t.Context(), org, a.ID, store.ApprovalApproved, now)
+	wantOK(t, "DecideApproval", err)
+	var wins atomic.Int32
+	concurrently(8, func(i int) {
+		to := store.ApprovalApproved
+		if i%2 == 1 {
+			to = store.ApprovalFailed
+		}
+		out := json.RawMessage(fmt.Sprintf(`{"content":[{"type":"text","text":"writer %d"}]}`, i))
+		got, err := db.FinishApproval(t.Context(), org, a.ID, to, out, now)
+		switch {
+		case err == nil:
+			wins.Add(1)
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("FinishApproval: %v; want nil or ErrConflict", err)
+		case got.Outcome == nil:
+			t.Error("FinishApproval lost the race but returned no outcome: the caller cannot answer the recorded one")
+		}
+	})
+	if wins.Load() != 1 {
+		t.Errorf("%d outcomes recorded, want 1", wins.Load())
 	}
 }
 
