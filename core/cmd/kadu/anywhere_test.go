@@ -41,14 +41,7 @@ func buildKaduWithBundles(t *testing.T) string {
 	if err := os.WriteFile(overlayFile, overlay, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "kadu")
-	cmd := exec.Command("go", "build", "-trimpath", "-overlay", overlayFile, "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.WaitDelay = 10 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build -overlay (bundles built in): %v\n%s", err, out)
-	}
-	return bin
+	return buildKadu(t, "-overlay", overlayFile)
 }
 
 // TestBinaryServesFromAnyDirectory is what an operator does with the

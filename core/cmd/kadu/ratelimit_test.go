@@ -64,20 +64,21 @@ func serveProcess(t *testing.T, bin string, env []string, dir string, args ...st
 	}
 }
 
-// buildKadu compiles the binary once for the test.
-func buildKadu(t *testing.T) string {
+// buildKadu compiles the binary for the test, with extra go build flags.
+func buildKadu(t *testing.T, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kadu")
 	// The flags of go tool task build (and of the other tests that build
 	// kadu: the image, the binary built with its bundles), so that every
 	// build shares one compilation cache.
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	args := append(append([]string{"build", "-trimpath"}, flags...), "-o", bin, ".")
+	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	// A helper the go command leaves behind (telemetry upload) may hold
 	// the output pipe open long after the build is done.
 	cmd.WaitDelay = 10 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return bin
 }
