@@ -2,17 +2,11 @@ package metrics
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-func isNoRows(err error) bool { return errors.Is(err, errNoRows) }
-
-var errNoRows = sql.ErrNoRows
 
 // BundleSample is one loaded bundle's state at scrape time.
 type BundleSample struct {

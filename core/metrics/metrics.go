@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"strconv"
 	"time"
 
@@ -343,7 +345,7 @@ func (o *StoreObserver) Start(ctx context.Context, op string) (context.Context, 
 	start := time.Now()
 	return ctx, func(err error) {
 		o.m.storeDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
-		if err != nil && !isNoRows(err) {
+		if err != nil && !errors.Is(err, sql.ErrNoRows) { // a row not found is an answer, not a failure
 			o.m.storeErrors.WithLabelValues(op).Inc()
 		}
 	}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestStoreObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := m.StoreObserver()
-	for _, e := range []error{nil, errors.New("disk full"), errNoRows} {
+	for _, e := range []error{nil, errors.New("disk full"), sql.ErrNoRows} {
 		_, done := o.Start(context.Background(), "select executions")
 		done(e)
 	}
