@@ -57,7 +57,7 @@ type mode struct {
 
 var (
 	fullMode  = mode{name: "full", run: 10 * time.Second, warm: 2 * time.Second, rounds: 2, warmStarts: 3, count: 2}
-	quickMode = mode{name: "quick", run: 1500 * time.Millisecond, warm: 500 * time.Millisecond, rounds: 1, warmStarts: 1,
+	quickMode = mode{name: "quick", run: 1500 * time.Millisecond, warm: time.Second, rounds: 1, warmStarts: 1,
 		benchtime: "200x", count: 1}
 )
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
@@ -32,7 +34,6 @@ type bench struct {
 
 	coldStart  time.Duration
 	warmStarts []time.Duration
-	startNote  string
 
 	echo    map[string][]loadResult // by server: kadu, mcp-go, go-sdk
 	execGet map[string][]loadResult // by store: sqlite, postgres
@@ -59,34 +60,17 @@ func (b *bench) measure(ctx context.Context) error {
 		return nil
 	}
 
-	b.log.Info("building the echo bundle and the peers")
-	echoWasm := filepath.Join(b.work, "echo.wasm")
-	sha, err := buildEcho(ctx, b.opts.dir, echoWasm)
-	if err != nil {
-		return err
-	}
-	config, err := writeBenchConfig(b.work, cache, echoWasm, sha)
-	if err != nil {
-		return err
-	}
-
-	b.log.Info("starting kadu on SQLite", "config", config)
-	sqlite, err := startKadu(ctx, b.ps, "kadu-sqlite", b.opts.kadu, config, filepath.Join(b.work, "sqlite"), kaduEnv())
-	if err != nil {
-		return err
-	}
-	token, err := sqlite.token(ctx)
-	if err != nil {
-		return err
-	}
-
+	// Every server shares the compilation cache the start measurements
+	// filled, so only the echo bundle compiles again.
+	cacheEnv := "KADU_PLUGINS__CACHE_DIR=" + cache
 	if b.opts.only["echo"] {
-		if err := b.measureEcho(ctx, sqlite, token); err != nil {
+		if err := b.measureEcho(ctx, cacheEnv); err != nil {
 			return err
 		}
+		b.ps.stopAll() // the servers of the next rows get the cores to themselves
 	}
 	if b.opts.only["sqlite"] || b.opts.only["postgres"] {
-		if err := b.measureExecutionsGet(ctx, sqlite, token, config); err != nil {
+		if err := b.measureExecutionsGet(ctx, cacheEnv); err != nil {
 			return err
 		}
 	}
@@ -115,10 +99,22 @@ func (b *bench) measureStart(ctx context.Context) error {
 	return nil
 }
 
-// measureEcho loads the echo tool on Kadu and both peers, alternating.
-func (b *bench) measureEcho(ctx context.Context, kadu *kaduServer, token string) error {
+// measureEcho loads the echo tool on Kadu (on SQLite, with the echo
+// bundle added to the built-in configuration) and both peers,
+// alternating.
+func (b *bench) measureEcho(ctx context.Context, cacheEnv string) error {
+	b.log.Info("building the echo bundle and the peers")
+	echoWasm := filepath.Join(b.work, "echo.wasm")
+	sha, err := buildEcho(ctx, b.opts.dir, echoWasm)
+	if err != nil {
+		return err
+	}
+	config, err := writeBenchConfig(b.work, echoWasm, sha)
+	if err != nil {
+		return err
+	}
 	peers := map[string]string{serverMCPGo: "./peers/mcpgo", serverGoSDK: "./peers/gosdk"}
-	urls := map[string]string{serverKadu: kadu.base + "/mcp"}
+	urls := map[string]string{}
 	for _, name := range []string{serverMCPGo, serverGoSDK} {
 		bin := filepath.Join(b.work, name)
 		if err := buildGo(ctx, b.opts.dir, peers[name], bin, nil); err != nil {
@@ -136,6 +132,16 @@ func (b *bench) measureEcho(ctx context.Context, kadu *kaduServer, token string)
 		}
 		urls[name] = "http://" + addr + "/mcp"
 	}
+	b.log.Info("starting kadu with the echo bundle", "config", config)
+	kadu, err := startKadu(ctx, b.ps, "kadu-echo", b.opts.kadu, config, filepath.Join(b.work, "echo"), kaduEnv(cacheEnv))
+	if err != nil {
+		return err
+	}
+	urls[serverKadu] = kadu.base + "/mcp"
+	token, err := kadu.token(ctx)
+	if err != nil {
+		return err
+	}
 
 	header, body, err := toolCall(token, "echo", map[string]any{"message": echoMessage})
 	if err != nil {
@@ -151,7 +157,11 @@ func (b *bench) measureEcho(ctx context.Context, kadu *kaduServer, token string)
 	for _, name := range []string{serverKadu, serverMCPGo, serverGoSDK} {
 		targets = append(targets, target{Name: name, URL: urls[name], Header: header, Body: body, Verify: verifyEcho})
 	}
-	if err := b.rounds(ctx, targets, b.echo); err != nil {
+	if err := b.rounds(ctx, targets, b.echo, func() {
+		if m, err := kadu.pluginMemory(ctx, "echo"); err == nil {
+			b.log.Info("echo pool after the warm-up", "instances", m.Instances, "idle", m.Idle, "evictions", m.Evictions)
+		}
+	}); err != nil {
 		return err
 	}
 	mem, err := kadu.pluginMemory(ctx, "echo")
@@ -162,17 +172,25 @@ func (b *bench) measureEcho(ctx context.Context, kadu *kaduServer, token string)
 	return nil
 }
 
-// measureExecutionsGet loads kadu_executions_get on SQLite (the server
-// already running) and on PostgreSQL (a throwaway cluster and a second
-// server), alternating.
-func (b *bench) measureExecutionsGet(ctx context.Context, sqlite *kaduServer, token, config string) error {
+// measureExecutionsGet loads kadu_executions_get on SQLite and on
+// PostgreSQL (a throwaway cluster), one server each with the built-in
+// configuration, alternating.
+func (b *bench) measureExecutionsGet(ctx context.Context, cacheEnv string) error {
 	servers := map[string]*kaduServer{}
 	tokens := map[string]string{}
 	if b.opts.only["sqlite"] {
-		servers["sqlite"], tokens["sqlite"] = sqlite, token
+		b.log.Info("starting kadu on SQLite")
+		k, err := startKadu(ctx, b.ps, "kadu-sqlite", b.opts.kadu, "", filepath.Join(b.work, "sqlite"), kaduEnv(cacheEnv))
+		if err != nil {
+			return err
+		}
+		if tokens["sqlite"], err = k.token(ctx); err != nil {
+			return err
+		}
+		servers["sqlite"] = k
 	}
 	if b.opts.only["postgres"] {
-		pg, pgToken, err := b.startPostgres(ctx, config)
+		pg, pgToken, err := b.startPostgres(ctx, cacheEnv)
 		if err != nil {
 			return err
 		}
@@ -201,7 +219,7 @@ func (b *bench) measureExecutionsGet(ctx context.Context, sqlite *kaduServer, to
 				return nil
 			}})
 	}
-	if err := b.rounds(ctx, targets, b.execGet); err != nil {
+	if err := b.rounds(ctx, targets, b.execGet, nil); err != nil {
 		return err
 	}
 	for store, k := range servers {
@@ -217,7 +235,7 @@ func (b *bench) measureExecutionsGet(ctx context.Context, sqlite *kaduServer, to
 // startPostgres starts a throwaway PostgreSQL cluster (core/store/pgtest:
 // PostgreSQL 15's binaries, a free loopback port, durability off) and
 // Kadu on a database of it. The cluster is stopped with the servers.
-func (b *bench) startPostgres(ctx context.Context, config string) (*kaduServer, string, error) {
+func (b *bench) startPostgres(ctx context.Context, cacheEnv string) (*kaduServer, string, error) {
 	b.log.Info("starting a throwaway PostgreSQL")
 	cluster, err := pgtest.Start(ctx)
 	if err != nil {
@@ -229,8 +247,14 @@ func (b *bench) startPostgres(ctx context.Context, config string) (*kaduServer, 
 		return nil, "", fmt.Errorf("PostgreSQL: %w", err)
 	}
 	b.log.Info("starting kadu on PostgreSQL")
-	k, err := startKadu(ctx, b.ps, "kadu-postgres", b.opts.kadu, config, filepath.Join(b.work, "postgres"),
-		kaduEnv("KADU_STORE__DRIVER=postgres", "KADU_STORE__DSN="+dsn))
+	key, err := randomKey()
+	if err != nil {
+		return nil, "", err
+	}
+	// One process: the single-node rules (local blobs, the embedded
+	// issuer) hold; cursors still need a signing key on PostgreSQL.
+	k, err := startKadu(ctx, b.ps, "kadu-postgres", b.opts.kadu, "", filepath.Join(b.work, "postgres"),
+		kaduEnv(cacheEnv, "KADU_STORE__DRIVER=postgres", "KADU_STORE__DSN="+dsn, "KADU_SINGLE_NODE=true", "KADU_API__SIGNING_KEY="+key))
 	if err != nil {
 		return nil, "", err
 	}
@@ -238,11 +262,20 @@ func (b *bench) startPostgres(ctx context.Context, config string) (*kaduServer, 
 	return k, token, err
 }
 
+// randomKey is a fresh api.signing_key: 48 random bytes, hex.
+func randomKey() (string, error) {
+	b := make([]byte, 48)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
 // rounds checks every target once in full, warms each (pools filled,
-// connections open, nothing recorded), then loads them one after the
+// connections open, nothing recorded), calls warmed (if not nil), then loads them one after the
 // other, round after round, so that a change in the machine's load
 // touches all of them alike.
-func (b *bench) rounds(ctx context.Context, targets []target, into map[string][]loadResult) error {
+func (b *bench) rounds(ctx context.Context, targets []target, into map[string][]loadResult, warmed func()) error {
 	for _, t := range targets {
 		if err := verify(ctx, t); err != nil {
 			return err
@@ -250,6 +283,9 @@ func (b *bench) rounds(ctx context.Context, targets []target, into map[string][]
 		if _, err := attack(ctx, t, b.opts.conns, b.mode.warm); err != nil {
 			return err
 		}
+	}
+	if warmed != nil {
+		warmed()
 	}
 	for round := range b.mode.rounds {
 		for _, t := range targets {

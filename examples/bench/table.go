@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,12 +96,16 @@ func span(vs []float64, format func(float64) string) string {
 	if lo == hi {
 		return lo
 	}
+	// One unit for both ends: "2.50–3.00 ms", not "2.50 ms–3.00 ms".
+	if i, j := strings.LastIndexByte(lo, ' '), strings.LastIndexByte(hi, ' '); i > 0 && j > 0 && lo[i:] == hi[j:] {
+		return lo[:i] + "–" + hi
+	}
 	return lo + "–" + hi
 }
 
 // fmtCount formats a count with thousands separators, no decimals.
 func fmtCount(v float64) string {
-	s := strconv.FormatInt(int64(v+0.5), 10)
+	s := strconv.FormatInt(int64(math.Round(v)), 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder
