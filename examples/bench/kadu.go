@@ -130,7 +130,7 @@ func (k *kaduServer) rest(ctx context.Context, token, method, path string, body 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
@@ -224,7 +224,7 @@ func (k *kaduServer) pluginMemory(ctx context.Context, bundle string) (bundleMem
 	if err != nil {
 		return bundleMemory{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		return bundleMemory{}, fmt.Errorf("GET /admin/plugins: %w", err)
 	}

@@ -117,7 +117,7 @@ func verify(ctx context.Context, t target) error {
 		return err
 	}
 	req.Header = t.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t.Name, err)
 	}
@@ -231,3 +231,7 @@ func abbrev(b []byte) string {
 	}
 	return s
 }
+
+// httpClient sends the single requests around the load (checks, the REST
+// calls that prepare an execution, the admin endpoint): none may hang.
+var httpClient = &http.Client{Timeout: 30 * time.Second}
