@@ -34,14 +34,16 @@ import (
 var allGroups = []string{"start", "echo", "sqlite", "postgres", "micro"}
 
 type options struct {
-	quick bool
-	kadu  string // kadu binary
-	repo  string // repository root: micro-benchmarks, default binary
-	dir   string // this harness's module (echo bundle, peers)
-	out   string
-	only  map[string]bool
-	conns int
-	keep  bool
+	quick  bool
+	kadu   string // kadu binary
+	repo   string // repository root: micro-benchmarks, default binary
+	dir    string // this harness's module (echo bundle, peers)
+	out    string
+	only   map[string]bool
+	conns  int
+	keep   bool
+	d      time.Duration // overrides the mode's run length
+	rounds int           // overrides the mode's rounds
 }
 
 // mode is what --quick changes: the length and number of runs.
@@ -87,6 +89,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.out, "out", "", "also write the table to this file")
 	fs.StringVar(&only, "only", "", "comma-separated groups of rows to run: "+strings.Join(allGroups, ","))
 	fs.IntVar(&o.conns, "c", 16, "concurrent connections of the load, one request in flight each")
+	fs.DurationVar(&o.d, "d", 0, "length of each load run (default 10s, 1.5s with --quick)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds of load runs, alternating the servers (default 2, 1 with --quick)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (server logs, configuration, data) and print where it is")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -109,8 +113,8 @@ func parseFlags(args []string) (options, error) {
 			o.only[g] = true
 		}
 	}
-	if o.conns < 1 {
-		return o, errors.New("-c must be at least 1")
+	if o.conns < 1 || o.d < 0 || o.rounds < 0 {
+		return o, errors.New("-c must be at least 1, -d and -rounds not negative")
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -146,6 +150,12 @@ func run(ctx context.Context, log *slog.Logger, opts options, stdout io.Writer) 
 	m := fullMode
 	if opts.quick {
 		m = quickMode
+	}
+	if opts.d > 0 {
+		m.run = opts.d
+	}
+	if opts.rounds > 0 {
+		m.rounds = opts.rounds
 	}
 	work, err := os.MkdirTemp("", "kadu-bench-")
 	if err != nil {

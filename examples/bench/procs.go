@@ -125,11 +125,11 @@ func (pr *proc) waitHTTP(ctx context.Context, url string, budget time.Duration) 
 		}
 		select {
 		case <-pr.exited:
-			return 0, fmt.Errorf("%s exited before %s answered 200 (%v); its log %s ends:\n%s",
+			return 0, fmt.Errorf("%s exited before %s answered 200 (%v); its log ends (--keep keeps %s):\n%s",
 				pr.name, url, pr.waitErr, pr.log, logTail(pr.log))
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return 0, fmt.Errorf("%s: %s did not answer 200 within %s; its log %s ends:\n%s",
+				return 0, fmt.Errorf("%s: %s did not answer 200 within %s; its log ends (--keep keeps %s):\n%s",
 					pr.name, url, budget, pr.log, logTail(pr.log))
 			}
 			return 0, ctx.Err()
