@@ -218,6 +218,14 @@ type bundleMemory struct {
 	PerInstanceLM float64 // linear memory per instance
 }
 
+// since makes the server-wide counters of m count from before: what the
+// load caused, not the server's start.
+func (m bundleMemory) since(before bundleMemory) bundleMemory {
+	m.Evictions -= before.Evictions
+	m.BusyRefusals -= before.BusyRefusals
+	return m
+}
+
 // pluginMemory reads GET /admin/plugins for bundle.
 func (k *kaduServer) pluginMemory(ctx context.Context, bundle string) (bundleMemory, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.adminBase+"/admin/plugins", nil)

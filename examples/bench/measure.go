@@ -157,6 +157,10 @@ func (b *bench) measureEcho(ctx context.Context, cacheEnv string) error {
 	for _, name := range []string{serverKadu, serverMCPGo, serverGoSDK} {
 		targets = append(targets, target{Name: name, URL: urls[name], Header: header, Body: body, Verify: verifyEcho})
 	}
+	before, err := kadu.pluginMemory(ctx, "echo")
+	if err != nil {
+		return err
+	}
 	if err := b.rounds(ctx, targets, b.echo, func() {
 		if m, err := kadu.pluginMemory(ctx, "echo"); err == nil {
 			b.log.Info("echo pool after the warm-up", "instances", m.Instances, "idle", m.Idle, "evictions", m.Evictions)
@@ -168,7 +172,7 @@ func (b *bench) measureEcho(ctx context.Context, cacheEnv string) error {
 	if err != nil {
 		return err
 	}
-	b.memory["echo"] = mem
+	b.memory["echo"] = mem.since(before)
 	return nil
 }
 
@@ -219,6 +223,14 @@ func (b *bench) measureExecutionsGet(ctx context.Context, cacheEnv string) error
 				return nil
 			}})
 	}
+	before := map[string]bundleMemory{}
+	for store, k := range servers {
+		m, err := k.pluginMemory(ctx, "executions")
+		if err != nil {
+			return err
+		}
+		before[store] = m
+	}
 	if err := b.rounds(ctx, targets, b.execGet, nil); err != nil {
 		return err
 	}
@@ -227,7 +239,7 @@ func (b *bench) measureExecutionsGet(ctx context.Context, cacheEnv string) error
 		if err != nil {
 			return err
 		}
-		b.memory["executions/"+store] = mem
+		b.memory["executions/"+store] = mem.since(before[store])
 	}
 	return nil
 }

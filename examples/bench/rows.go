@@ -66,7 +66,7 @@ func memoryRow(key string, m bundleMemory) row {
 		"executions/postgres": "Linear memory per pooled instance, `executions` (Go guest), after the PostgreSQL load",
 	}[key]
 	res := fmt.Sprintf("**%s**; %d instances (%d idle), %s charged to the budget each with the host's overhead; "+
-		"%d evictions, %d busy refusals (whole server)", fmtBytes(m.PerInstanceLM), m.Instances, m.Idle,
+		"%d evictions, %d busy refusals during the load (whole server)", fmtBytes(m.PerInstanceLM), m.Instances, m.Idle,
 		fmtBytes(float64(m.MemoryBytes)/float64(max(m.Instances, 1))), m.Evictions, m.BusyRefusals)
 	return row{What: what, Result: res, VsPeer: targetMemory}
 }
