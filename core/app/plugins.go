@@ -79,6 +79,7 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 	reg, err := plugin.New(ctx, &plugin.Options{
 		Bundles:              bundles,
 		CacheDir:             a.cfg.PluginCacheDir(),
+		DescribeCache:        true,
 		Dispatcher:           traceDispatch(a.dispatch, a.tracing),
 		SealKey:              subKey(a.backend.key, "plugin-state"),
 		GlobalInstanceBudget: pl.MaxInstances,

@@ -94,8 +94,12 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 		}
 	}
 	set := opts.settings()
+	var describes describeCache
+	if opts.DescribeCache {
+		describes = newDescribeCache(opts.CacheDir)
+	}
 	r := &Registry{
-		set: set, cache: cache, describes: newDescribeCache(opts.CacheDir), dispatcher: opts.Dispatcher, sealer: sealer,
+		set: set, cache: cache, describes: describes, dispatcher: opts.Dispatcher, sealer: sealer,
 		budget: newBudget(set), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
 		metrics: metricsOrNone(opts.Metrics),
 		tracer:  tracerOf(opts.TracerProvider),
