@@ -25,11 +25,12 @@ import (
 // core; a start bound by CPU takes at least cpu-ms divided by the cores).
 // Each start is bounded to a minute.
 //
-//	KADU_BIN=bin/kadu go test -run '^$' -bench ServeReady -benchtime 5x ./core/cmd/kadu
+//	BENCH_KADU_BIN=bin/kadu go test -run '^$' -bench ServeReady -benchtime 5x ./core/cmd/kadu
 //
-// Without KADU_BIN the binary and its bundles are built first.
+// Without BENCH_KADU_BIN (not KADU_*: kadu reads those as configuration)
+// the binary and its bundles are built first.
 func BenchmarkServeReady(b *testing.B) {
-	bin := os.Getenv("KADU_BIN")
+	bin := os.Getenv("BENCH_KADU_BIN")
 	if bin == "" {
 		bin = buildKaduWithBundles(b)
 	} else if abs, err := filepath.Abs(bin); err == nil {
@@ -47,12 +48,20 @@ func BenchmarkServeReady(b *testing.B) {
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
 		defer func() {
 			_ = cmd.Process.Signal(syscall.SIGINT)
-			_ = cmd.Wait()
+			<-exited
 		}()
 		client := &http.Client{Timeout: time.Second}
 		for time.Since(t0) < time.Minute {
+			select {
+			case err := <-exited:
+				exited <- err // for the deferred wait
+				b.Fatalf("kadu serve exited before ready (%v); stderr:\n%s", err, stderr.String())
+			default:
+			}
 			resp, err := client.Get("http://" + admin + "/readyz")
 			if err == nil {
 				resp.Body.Close()
