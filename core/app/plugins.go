@@ -25,6 +25,7 @@ func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 	enabled := cfg.EnabledBundles()
 	out := make([]plugin.BundleConfig, 0, len(enabled))
 	var errs []error
+	modules := embeddedModules(enabled)
 	for _, name := range slices.Sorted(maps.Keys(enabled)) {
 		b := enabled[name]
 		bc := plugin.BundleConfig{
@@ -45,7 +46,7 @@ func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 			Required: b.Required,
 		}
 		if b.Path == "" && config.IsFirstParty(name) {
-			if bc.Wasm = embedded.Bundle(name); bc.Wasm == nil {
+			if bc.Wasm = modules[name]; bc.Wasm == nil {
 				errs = append(errs, fmt.Errorf("plugins.bundles.%s.path: empty, and this binary was built without the %s bundle "+
 					"(plain go build or go test): build it with `go tool task build`, or set the path to a .wasm file "+
 					"(`go tool task build:plugins` writes bin/plugins/%s.wasm)", name, name, name))
@@ -59,6 +60,31 @@ func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// embeddedModules reads the modules built into the binary of the enabled
+// first-party bundles without a path, at once: each read copies a few MiB
+// out of the binary, and on the way to serving nothing else can run yet.
+// A bundle this binary was built without maps to nil.
+func embeddedModules(enabled map[string]config.Bundle) map[string][]byte {
+	out := make(map[string][]byte, len(enabled))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, b := range enabled {
+		if b.Path != "" || !config.IsFirstParty(name) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wasm := embedded.Bundle(name)
+			mu.Lock()
+			defer mu.Unlock()
+			out[name] = wasm
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // embeddedPath names a bundle built into the binary where a path would
@@ -79,6 +105,7 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 	reg, err := plugin.New(ctx, &plugin.Options{
 		Bundles:              bundles,
 		CacheDir:             a.cfg.PluginCacheDir(),
+		DescribeCache:        true,
 		Dispatcher:           traceDispatch(a.dispatch, a.tracing),
 		SealKey:              subKey(a.backend.key, "plugin-state"),
 		GlobalInstanceBudget: pl.MaxInstances,

@@ -136,6 +136,12 @@ type Options struct {
 	// CacheDir holds wazero's compilation cache on disk, so a restart does
 	// not recompile unchanged bundles. Empty: an in-memory cache.
 	CacheDir string
+	// DescribeCache also keeps in CacheDir what kadu_describe answered for
+	// each module and configuration, so a restart validates the manifest
+	// read back instead of instantiating every bundle to ask again
+	// (describecache.go says why a hit is as good as asking). A new build
+	// is always described. Ignored without CacheDir.
+	DescribeCache bool
 	// Dispatcher serves api() host calls. Required.
 	Dispatcher Dispatcher
 	// SealKey is the 32-byte AES-256-GCM key that seals bundle state into

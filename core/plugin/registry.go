@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ type Registry struct {
 	// fixed at creation
 	set        settings
 	cache      wazero.CompilationCache
+	describes  describeCache // kadu_describe answers, beside cache on disk
 	dispatcher Dispatcher
 	sealer     *stateseal.Sealer
 	budget     *budget
@@ -92,8 +94,12 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 		}
 	}
 	set := opts.settings()
+	var describes describeCache
+	if opts.DescribeCache {
+		describes = newDescribeCache(opts.CacheDir)
+	}
 	r := &Registry{
-		set: set, cache: cache, dispatcher: opts.Dispatcher, sealer: sealer,
+		set: set, cache: cache, describes: describes, dispatcher: opts.Dispatcher, sealer: sealer,
 		budget: newBudget(set), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
 		metrics: metricsOrNone(opts.Metrics),
 		tracer:  tracerOf(opts.TracerProvider),
@@ -149,6 +155,13 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		r.set.log.LogAttrs(ctx, slog.LevelError, "bundle not loaded",
 			slog.String("bundle", cfg.Name), slog.String("path", cfg.Path), slog.Any("error", err))
 	}
+	// New and changed bundles load at once, each on its own runtime: a
+	// load is CPU work in wazero (decoding, validating, reading compiled
+	// code from the cache, an instance for kadu_describe), so a start with
+	// several bundles is bound by the cores, not by the slowest bundle
+	// times their number. The outcome is then read in configuration order,
+	// so errors, logs and the snapshot are the same as loading one by one.
+	loads := r.loadAll(ctx, bundles, old)
 	for i, cfg := range bundles {
 		cfg = cfg.withDefaults()
 		if seen[cfg.Name] {
@@ -164,7 +177,7 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 			cands = append(cands, candidate{v: prev, prev: prev, pos: i})
 			continue
 		}
-		v, err := r.loadVersion(ctx, cfg)
+		v, err := loads[i].v, loads[i].err
 		if err != nil {
 			fail(cfg, err)
 			if prev != nil {
@@ -209,6 +222,50 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// loaded is the outcome of loading one bundle.
+type loaded struct {
+	v   *version
+	err error
+}
+
+// loadAll loads, in parallel on up to GOMAXPROCS goroutines, the bundles
+// Reload will need a new version of: the first entry of each name whose
+// configuration differs from the version serving it in old. The result is
+// indexed like bundles; other entries are zero.
+func (r *Registry) loadAll(ctx context.Context, bundles []BundleConfig, old *snapshot) []loaded {
+	out := make([]loaded, len(bundles))
+	var todo []int
+	seen := map[string]bool{}
+	for i, cfg := range bundles {
+		cfg = cfg.withDefaults()
+		if seen[cfg.Name] {
+			continue
+		}
+		seen[cfg.Name] = true
+		if prev := old.byName[cfg.Name]; prev != nil && prev.cfg.equal(cfg) {
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 1 {
+		i := todo[0]
+		out[i].v, out[i].err = r.loadVersion(ctx, bundles[i])
+		return out
+	}
+	sem := make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), len(todo))))
+	var wg sync.WaitGroup
+	for _, i := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i].v, out[i].err = r.loadVersion(ctx, bundles[i])
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // retire stops new calls on v and closes it once its calls have returned,

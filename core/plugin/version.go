@@ -146,8 +146,9 @@ func (r *Registry) loadVersion(ctx context.Context, cfg BundleConfig) (v *versio
 }
 
 // compileAndDescribe creates v's runtime, compiles wasm, checks the exports
-// the ABI requires, and runs kadu_describe once on a throwaway instance.
-// On error v's runtime is closed.
+// the ABI requires, and runs kadu_describe once on a throwaway instance —
+// unless the describe cache has its answer for this module and
+// configuration (describecache.go). On error v's runtime is closed.
 func (r *Registry) compileAndDescribe(ctx context.Context, v *version, wasm []byte) (*compiledManifest, error) {
 	rc := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true). // without it a looping guest cannot be stopped
@@ -174,6 +175,14 @@ func (r *Registry) compileAndDescribe(ctx context.Context, v *version, wasm []by
 		return fail(err)
 	}
 	_, v.hasInit = compiled.ExportedFunctions()[exportInit]
+	if e, ok := r.describes.get(v.sha, v.cfg); ok {
+		if man, err := parseManifest(e.Manifest, v.grant); err == nil {
+			v.memEstimate.Store(e.Memory)
+			return man, nil
+		}
+		// Refused now (a narrower grant, a stricter host): describe again,
+		// so the error is the one the bundle's own answer gets.
+	}
 	raw, err := v.describe(ctx)
 	if err != nil {
 		return fail(err)
@@ -181,6 +190,9 @@ func (r *Registry) compileAndDescribe(ctx context.Context, v *version, wasm []by
 	man, err := parseManifest(raw, v.grant)
 	if err != nil {
 		return fail(err)
+	}
+	if err := r.describes.put(v.sha, v.cfg, describeEntry{Manifest: raw, Memory: v.memEstimate.Load()}); err != nil {
+		v.log.LogAttrs(ctx, slog.LevelWarn, "the next start will describe the bundle again", slog.Any("error", err))
 	}
 	return man, nil
 }

@@ -23,7 +23,7 @@ func firstParty() []string { return []string{"executions", "files", "tasks", "we
 // sha256 matches the pins) in plugins/embedded/wasm, which the binary
 // embeds. They are laid there through an -overlay, so the test neither
 // needs a prior build nor writes into the source tree.
-func buildKaduWithBundles(t *testing.T) string {
+func buildKaduWithBundles(t testing.TB) string {
 	t.Helper()
 	wasmDir, err := filepath.Abs("../../../plugins/embedded/wasm")
 	if err != nil {

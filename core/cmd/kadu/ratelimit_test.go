@@ -65,7 +65,7 @@ func serveProcess(t *testing.T, bin string, env []string, dir string, args ...st
 }
 
 // buildKadu compiles the binary for the test, with extra go build flags.
-func buildKadu(t *testing.T, flags ...string) string {
+func buildKadu(t testing.TB, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kadu")
 	// The flags of go tool task build (and of the other tests that build

@@ -15,7 +15,7 @@ import (
 
 // freeAddr returns a loopback address nothing listens on (a tiny race with
 // other processes is accepted: the test then fails to bind, loudly).
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
