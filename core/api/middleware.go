@@ -71,6 +71,9 @@ func AccessLog(log *slog.Logger) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
 			err := next(c)
+			if !log.Enabled(c.Request().Context(), slog.LevelInfo) {
+				return err // the line would be dropped: skip building it
+			}
 			attrs := []slog.Attr{
 				slog.String("request_id", requestID(c)),
 				slog.String("method", c.Request().Method),

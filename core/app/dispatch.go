@@ -72,7 +72,7 @@ func (d *apiDispatcher) Dispatch(ctx context.Context, p *auth.Principal, method,
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.status, w.body.Bytes()
+	return w.status, w.body
 }
 
 func dispatchError(status int, code, detail string) []byte {
@@ -83,10 +83,12 @@ func dispatchError(status int, code, detail string) []byte {
 }
 
 // responseBuffer is an http.ResponseWriter that keeps the response.
+// The API writes its body in one Write (api.encode renders it first), so
+// a plain slice sized by that write is all the buffering needed.
 type responseBuffer struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	body   []byte
 }
 
 func (w *responseBuffer) Header() http.Header { return w.header }
@@ -101,5 +103,6 @@ func (w *responseBuffer) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.body.Write(b)
+	w.body = append(w.body, b...)
+	return len(b), nil
 }

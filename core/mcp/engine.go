@@ -186,6 +186,9 @@ func (e *Engine) serve(x *exchange) {
 }
 
 func (e *Engine) logExchange(x *exchange) {
+	if !e.log.Enabled(x.r.Context(), slog.LevelInfo) {
+		return // the line would be dropped: skip building it, on every request
+	}
 	attrs := []slog.Attr{
 		slog.String("request_id", x.requestID),
 		slog.Int("status", x.status),

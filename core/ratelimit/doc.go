@@ -7,7 +7,8 @@
 // keys ("org:<id>", "ip:<addr>", IPv6 by /64), the bounded in-memory
 // limiter of a single node, the shared limiter on PostgreSQL table
 // rate_limits (one INSERT … ON CONFLICT DO UPDATE … RETURNING per check,
-// so the limit holds across replicas), the purge of idle keys, and the
+// so the limit holds across replicas; the checks of one key that arrive
+// while one is in flight share the next statement, exactly as strict), the purge of idle keys, and the
 // Retry-After value (whole seconds until one request would be allowed, at
 // least one).
 //

@@ -104,6 +104,8 @@ type Limiter struct {
 	// replica's first filter and its fallback (see allow).
 	mem  *memory
 	warn warnGate
+	// batches merges concurrent database checks of one key (coalesce.go).
+	batches *coalescer
 
 	stop      chan struct{}
 	done      chan struct{} // closed when the sweep loop has returned
@@ -150,6 +152,7 @@ func New(opts Options) (*Limiter, error) {
 		log:         opts.Logger,
 		onLocal:     opts.OnLocalDecision,
 		mem:         newMemory(opts.MaxKeys),
+		batches:     newCoalescer(),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
@@ -195,7 +198,9 @@ func (l *Limiter) AllowOrg(ctx context.Context, orgID string) (ok bool, retryAft
 // limit is refused without a database round trip (the shared count, which
 // includes this replica's requests, cannot be lower by more than one
 // request), so a flood from one address costs the database at most the
-// limit per replica. What memory allows, the database decides.
+// limit per replica. What memory allows, the database decides, in one
+// statement with the other requests of the same key that arrive while one is
+// in flight (coalescer: exactly as strict as a statement each).
 //
 // When the database fails or is slower than checkTimeout, the request is
 // allowed as memory decided (fail open to the per-replica limit), and a
@@ -212,9 +217,11 @@ func (l *Limiter) allow(ctx context.Context, key string, r rule) (bool, time.Dur
 	if l.db == nil {
 		return true, 0
 	}
-	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	ok, wait, err := checkDB(cctx, l.db, key, r, l.sqlNow(now))
-	cancel()
+	ok, wait, err := l.batches.check(ctx, key, r, func(ctx context.Context, r rule) (bool, int64, error) {
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		defer cancel()
+		return checkDB(cctx, l.db, key, r, l.sqlNow(now))
+	})
 	if err != nil {
 		if ctx.Err() == nil { // the caller gave up: nothing is wrong with the database
 			l.warnf(ctx, "ratelimit: database check failed; this replica decides alone", slog.String("key_kind", keyKind(key)), slog.Any("error", err))

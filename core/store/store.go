@@ -107,6 +107,9 @@ type DB struct {
 	health *health   // storage-unavailable failures of writes, for Ready
 	obs    Observer  // nil: statements are not observed
 	names  *sync.Map // statement text → operation name, for obs
+	// prepared holds the SQLite readers' prepared statements; nil on
+	// PostgreSQL (pgx caches them itself).
+	prepared *preparedReader
 }
 
 // Open connects to the database Options name, applies pending migrations and
@@ -126,20 +129,25 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{driver: opts.Driver, writer: writer, reader: reader, health: &health{now: time.Now}, obs: opts.Observer, names: new(sync.Map)}
+	var read querier = reader
+	if opts.Driver == DriverSQLite {
+		db.prepared = newPreparedReader(reader)
+		read = db.prepared
+	}
 	db.ops = ops{
 		d:        d,
 		now:      opts.Now,
 		keys:     opts.SecretKeys,
 		moved:    opts.OnTransition,
 		idemLock: opts.IdempotencyLock,
-		read:     observe(reader, db.obs, db.names),
+		read:     observe(read, db.obs, db.names),
 		write:    observe(trackedWriter{writer, db.health}, db.obs, db.names),
 		inTx: func(ctx context.Context, fn func(q querier) error) error {
 			return db.withTx(ctx, func(tx *sql.Tx) error { return fn(observe(tx, db.obs, db.names)) })
 		},
 	}
 	if err := db.resealWebhookSecrets(ctx, opts.Logger); err != nil {
-		closeBoth(writer, reader)
+		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
@@ -166,7 +174,11 @@ func Migrate(ctx context.Context, opts Options) error {
 // Close closes the reader pool and the writer. It waits for queries in
 // progress; a transaction still open in InTx keeps the writer until it ends.
 func (db *DB) Close() error {
-	return closeBoth(db.writer, db.reader)
+	var err error
+	if db.prepared != nil {
+		err = db.prepared.Close()
+	}
+	return errors.Join(err, closeBoth(db.writer, db.reader))
 }
 
 func closeBoth(writer, reader *sql.DB) error {
