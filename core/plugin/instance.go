@@ -27,6 +27,7 @@ type instance struct {
 	handle api.Function // fixed at creation; not goroutine-safe, like the instance
 	logs   *guestLog    // fixed at creation
 
+	pool   *pool         // set once created, before first use; nil unless pooled (per_org)
 	charge *charge       // fixed at creation: what it holds of the memory budget
 	mem    *linearMemory // set while instantiating, by the allocator
 
@@ -109,6 +110,9 @@ func (inst *instance) close() {
 			inst.v.instances.Add(-1)
 		}
 		inst.charge.close()
+		if inst.pool != nil {
+			inst.v.pools.lost(inst.pool)
+		}
 	})
 }
 
