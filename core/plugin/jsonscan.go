@@ -1,0 +1,141 @@
+package plugin
+
+import "encoding/json"
+
+// A small reader of valid JSON, for the checks the host makes on every
+// result (each content block has a "type"): encoding/json decoding a
+// struct per block was a tenth of a warm call's allocations. Callers pass
+// bytes json.Valid accepted; on anything else the answer is only "not
+// found", never a panic (FuzzObjectString holds it).
+
+// objectString returns the string value of key in the JSON object b, as
+// decoding b into a map and the value into a string would: the last
+// occurrence wins, and a value that is not a string is not found.
+func objectString(b []byte, key string) (string, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return "", false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return "", false
+	}
+	var val string
+	found := false
+	for i < len(b) && b[i] == '"' {
+		ks := i
+		ke, kesc := skipString(b, i)
+		if ke < 0 {
+			return "", false
+		}
+		i = skipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return "", false
+		}
+		vs := skipSpace(b, i+1)
+		ve := skipValue(b, vs)
+		if ve < 0 {
+			return "", false
+		}
+		if keyIs(b[ks:ke], kesc, key) {
+			val, found = stringValue(b[vs:ve])
+		}
+		i = skipSpace(b, ve)
+		if i >= len(b) {
+			return "", false
+		}
+		if b[i] == '}' {
+			return val, found
+		}
+		if b[i] != ',' {
+			return "", false
+		}
+		i = skipSpace(b, i+1)
+	}
+	return "", false
+}
+
+// keyIs reports whether the JSON string s (quotes included) is key.
+func keyIs(s []byte, escaped bool, key string) bool {
+	if !escaped {
+		return string(s[1:len(s)-1]) == key
+	}
+	var k string
+	return json.Unmarshal(s, &k) == nil && k == key
+}
+
+// stringValue decodes a JSON string value; false for any other value.
+func stringValue(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if _, esc := skipString(v, 0); !esc {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] (a
+// quote) and whether it holds escapes; -1 when it does not end.
+func skipString(b []byte, i int) (int, bool) {
+	esc := false
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			esc = true
+			i++
+		case '"':
+			return i + 1, esc
+		}
+	}
+	return -1, esc
+}
+
+// skipValue returns the index after the value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		end, _ := skipString(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end, _ := skipString(b, i)
+				if end < 0 {
+					return -1
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	for ; i < len(b); i++ { // number, true, false, null
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+	}
+	return i
+}
