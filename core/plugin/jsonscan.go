@@ -1,6 +1,9 @@
 package plugin
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // A small reader of valid JSON, for the checks the host makes on every
 // result (each content block has a "type"): encoding/json decoding a
@@ -69,7 +72,7 @@ func stringValue(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
-	if _, esc := skipString(v, 0); !esc {
+	if _, esc := skipString(v, 0); !esc && utf8.Valid(v[1:len(v)-1]) {
 		return string(v[1 : len(v)-1]), true
 	}
 	var s string
