@@ -142,3 +142,106 @@ func skipValue(b []byte, i int) int {
 	}
 	return i
 }
+
+// decodeValue decodes valid JSON into the values jsonschema validates:
+// map[string]any, []any, string, json.Number, bool and nil, as
+// jsonschema.UnmarshalJSON does (encoding/json with UseNumber) but
+// without its reflection and token buffering, which were half the cost of
+// checking a result against its outputSchema. false when b is not one
+// valid JSON value; the caller then takes the slow path, which says why.
+// FuzzDecodeValue holds it to jsonschema.UnmarshalJSON.
+func decodeValue(b []byte) (any, bool) {
+	if !json.Valid(b) {
+		return nil, false
+	}
+	v, end := decodeAt(b, skipSpace(b, 0))
+	if end < 0 || skipSpace(b, end) != len(b) {
+		return nil, false
+	}
+	return v, true
+}
+
+// decodeAt decodes the value at b[i] of valid JSON, returning it and the
+// index after it, or -1.
+func decodeAt(b []byte, i int) (any, int) {
+	if i >= len(b) {
+		return nil, -1
+	}
+	switch c := b[i]; c {
+	case '{':
+		m := map[string]any{}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return m, i + 1
+		}
+		for i < len(b) && b[i] == '"' {
+			ke, _ := skipString(b, i)
+			if ke < 0 {
+				return nil, -1
+			}
+			k, ok := stringValue(b[i:ke])
+			if !ok {
+				return nil, -1
+			}
+			i = skipSpace(b, ke)
+			if i >= len(b) || b[i] != ':' {
+				return nil, -1
+			}
+			var v any
+			if v, i = decodeAt(b, skipSpace(b, i+1)); i < 0 {
+				return nil, -1
+			}
+			m[k] = v
+			if i = skipSpace(b, i); i < len(b) && b[i] == '}' {
+				return m, i + 1
+			}
+			if i >= len(b) || b[i] != ',' {
+				return nil, -1
+			}
+			i = skipSpace(b, i+1)
+		}
+		return nil, -1
+	case '[':
+		a := []any{}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return a, i + 1
+		}
+		for {
+			var v any
+			if v, i = decodeAt(b, i); i < 0 {
+				return nil, -1
+			}
+			a = append(a, v)
+			if i = skipSpace(b, i); i < len(b) && b[i] == ']' {
+				return a, i + 1
+			}
+			if i >= len(b) || b[i] != ',' {
+				return nil, -1
+			}
+			i = skipSpace(b, i+1)
+		}
+	case '"':
+		end, _ := skipString(b, i)
+		if end < 0 {
+			return nil, -1
+		}
+		s, ok := stringValue(b[i:end])
+		if !ok {
+			return nil, -1
+		}
+		return s, end
+	case 't':
+		return true, i + len("true")
+	case 'f':
+		return false, i + len("false")
+	case 'n':
+		return nil, i + len("null")
+	default:
+		end := skipValue(b, i)
+		if end < 0 {
+			return nil, -1
+		}
+		return json.Number(b[i:end]), end
+	}
+}

@@ -1,8 +1,12 @@
 package plugin
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // referenceObjectString is objectString by encoding/json.
@@ -67,6 +71,24 @@ func FuzzObjectString(f *testing.F) {
 		}
 		if want, wok := referenceObjectString(doc, "type"); got != want || ok != wok {
 			t.Fatalf("objectString(%s) = %q, %v; encoding/json says %q, %v", doc, got, ok, want, wok)
+		}
+	})
+}
+
+// FuzzDecodeValue holds decodeValue to jsonschema.UnmarshalJSON.
+func FuzzDecodeValue(f *testing.F) {
+	for _, doc := range []string{executionJSON, `{"a":[1,-2.5e3,true,false,null,"x\u00e9\n"],"a":{}}`, ` [] `, `"\ud83d\ude00"`,
+		`{"k\u0065y":"\xff"}`, `1 2`, `{`, `0`, `-0.0E+1`} {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		got, ok := decodeValue(doc)
+		want, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+		if ok != (err == nil) {
+			t.Fatalf("decodeValue(%q) ok %v; jsonschema.UnmarshalJSON error %v", doc, ok, err)
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeValue(%q) = %#v; jsonschema.UnmarshalJSON %#v", doc, got, want)
 		}
 	})
 }
