@@ -43,14 +43,14 @@ type budget struct {
 	evictions int64            // idle instances closed for room; guarded by mu
 	busy      int64            // charges refused after the wait; guarded by mu
 	lru       list.List        // of *pool, most recently used at the front; guarded by mu
-	changed   chan struct{}    // closed and replaced when room may have appeared; guarded by mu
+	changed   chan struct{}    // closed when room may have appeared, for the charges waiting; nil when none waits; guarded by mu
 }
 
 func newBudget(s settings) *budget {
 	return &budget{
 		limit: s.memoryBudget, orgLimit: s.memoryBudget * int64(s.orgSharePercent) / 100,
 		maxInstances: s.maxInstances, overhead: s.instanceOverhead, wait: s.memoryWait,
-		byOrg: map[string]int64{}, changed: make(chan struct{}),
+		byOrg: map[string]int64{},
 	}
 }
 
@@ -112,6 +112,9 @@ func (b *budget) take(ctx context.Context, org string, n int64, slot bool) error
 		victim := b.victimLocked(org, why == whyOrg)
 		if victim != nil {
 			b.evictions++
+		}
+		if b.changed == nil {
+			b.changed = make(chan struct{})
 		}
 		changed := b.changed
 		b.mu.Unlock()
@@ -198,9 +201,13 @@ func (b *budget) notifyIdle() {
 	b.mu.Unlock()
 }
 
+// broadcastLocked wakes the charges waiting, if any: every put calls it,
+// and a channel made per put was a warm call's allocation for nothing.
 func (b *budget) broadcastLocked() {
-	close(b.changed)
-	b.changed = make(chan struct{})
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
+	}
 }
 
 // touch marks p as the most recently used pool.
