@@ -161,6 +161,14 @@ func (b *budget) fullLocked(org string, n int64, slot bool) string {
 	return ""
 }
 
+// roomFor reports whether n more bytes and an instance slot for org fit
+// now, without closing anything.
+func (b *budget) roomFor(org string, n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fullLocked(org, n, true) == ""
+}
+
 // victimLocked takes the oldest idle instance of the least recently used
 // pool that has one (of org's pools only, when own), or returns nil.
 func (b *budget) victimLocked(org string, own bool) *instance {

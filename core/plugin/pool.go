@@ -375,3 +375,81 @@ func (ps *pools) stats() (pools, idle int) {
 	}
 	return len(ps.byOrg), idle
 }
+
+// maxWarm bounds the organisations warmed for a new version: the most
+// recently active ones.
+const maxWarm = 16
+
+// orgs returns the organisations holding instances of ps, the most
+// recently active first, at most maxWarm.
+func (ps *pools) orgs() []string {
+	type active struct {
+		org  string
+		last time.Time
+	}
+	var all []active
+	ps.mu.RLock()
+	for org, p := range ps.byOrg {
+		p.mu.Lock()
+		a := active{org: org}
+		if n := len(p.idle); n > 0 {
+			a.last = p.idle[n-1].idleSince
+		} else if p.live > 0 {
+			a.last = ps.v.reg.set.now() // busy now
+		}
+		p.mu.Unlock()
+		if p.live > 0 || !a.last.IsZero() {
+			all = append(all, a)
+		}
+	}
+	ps.mu.RUnlock()
+	slices.SortFunc(all, func(a, b active) int { return b.last.Compare(a.last) })
+	orgs := make([]string, 0, min(len(all), maxWarm))
+	for _, a := range all[:min(len(all), maxWarm)] {
+		orgs = append(orgs, a.org)
+	}
+	return orgs
+}
+
+// warm starts, in the background and one at a time, an instance for each
+// of orgs that has none yet, while the memory budget has room for it
+// without closing anything. Reload warms a new version for the
+// organisations the version it replaces served, so that their first call
+// after a hot swap finds an instance ready rather than paying for an
+// instantiation (6 to 35 ms for a Go guest).
+func (ps *pools) warm(orgs []string) {
+	if len(orgs) == 0 {
+		return
+	}
+	ps.bg.Add(1)
+	go func() {
+		defer ps.bg.Done()
+		ctx := context.Background()
+		for _, org := range orgs {
+			p, err := ps.pool(org)
+			if err != nil {
+				return // closed meanwhile
+			}
+			// Asked before taking p.mu: the budget's lock comes first.
+			room := ps.budget.roomFor(org, ps.budget.overhead+ps.v.memEstimate.Load())
+			p.mu.Lock()
+			start := room && p.live == 0 && !p.removed
+			if start {
+				p.live++ // calls arriving meanwhile wait for this instance
+			}
+			p.mu.Unlock()
+			if !start {
+				continue
+			}
+			inst, err := ps.v.instantiate(ctx, org)
+			if err != nil {
+				ps.lost(p)
+				ps.v.log.LogAttrs(ctx, slog.LevelWarn, "warming an organisation's instance failed",
+					slog.String("org", org), slog.Any("error", err))
+				continue
+			}
+			inst.pool = p
+			ps.put(inst)
+		}
+	}()
+}

@@ -301,3 +301,35 @@ func TestHammerPools(t *testing.T) {
 		t.Fatalf("after the hammer: %+v; budget %+v", st, mem)
 	}
 }
+
+// TestHotSwapWarmsTheOrganisationsServed: after a reload publishes a new
+// version, each organisation the old one served finds an instance of the
+// new one ready; its next call instantiates nothing.
+func TestHotSwapWarmsTheOrganisationsServed(t *testing.T) {
+	m := &instantiations{}
+	v1, v2 := echoV(t, "1.0.0"), echoV(t, "2.0.0")
+	e := newEnv(t, func(o *Options) { o.Metrics = m }, v1)
+	for _, org := range []string{"org_a", "org_b"} {
+		if _, err := e.call(t, org, "echo", `{"text":"hi"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2.Required = true
+	if err := e.r.Reload(context.Background(), []BundleConfig{v2}); err != nil {
+		t.Fatal(err)
+	}
+	nv := e.r.snap.Load().byName["echo"]
+	nv.pools.bg.Wait()
+	if st := e.statusOf(t, "echo"); st.Version != "2.0.0" || st.Pools != 2 || st.IdleInstances != 2 {
+		t.Fatalf("after the hot swap: %+v; want version 2.0.0 with one idle instance for each of the 2 organisations", st)
+	}
+	before := m.instantiated.Load()
+	for _, org := range []string{"org_a", "org_b"} {
+		if _, err := e.call(t, org, "echo", `{"text":"hi"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := m.instantiated.Load() - before; n != 0 {
+		t.Errorf("the first calls after the hot swap instantiated %d times; want 0 (warmed)", n)
+	}
+}
