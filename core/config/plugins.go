@@ -147,8 +147,10 @@ type Bundle struct {
 	// MaxOutputBytes caps a result. Default 1048576 (1 MiB).
 	MaxOutputBytes int `koanf:"max_output_bytes"`
 
-	// PoolSize is how many idle instances are kept per organisation.
-	// Default 4.
+	// PoolSize is how many idle instances of the bundle are kept warm per
+	// organisation for idle_ttl. Pools grow past it with an organisation's
+	// concurrency, within the memory budget, and the surplus is closed
+	// after 30 s idle (docs/plugins-operations.md). Default 4.
 	PoolSize int `koanf:"pool_size"`
 
 	// APICalls is how many API requests one call may make. Default 16.

@@ -68,6 +68,8 @@ type invocation struct {
 	stderr    []byte // the tail of stderr, for fault logs
 
 	hostTime time.Duration // inside api() dispatches, for the call's span (trace.go)
+
+	ctx invocationCtx // see withContext
 }
 
 type invocationKey struct{}
@@ -75,6 +77,28 @@ type invocationKey struct{}
 func invocationFrom(ctx context.Context) *invocation {
 	inv, _ := ctx.Value(invocationKey{}).(*invocation)
 	return inv
+}
+
+// invocationCtx is the context of a guest entry: the caller's, with its
+// deadline, that also answers invocationKey with the invocation. It lives
+// inside the invocation, so an entry allocates no context of its own
+// beyond the deadline's.
+type invocationCtx struct {
+	context.Context
+	inv *invocation
+}
+
+func (c *invocationCtx) Value(key any) any {
+	if _, ok := key.(invocationKey); ok {
+		return c.inv
+	}
+	return c.Context.Value(key)
+}
+
+// withContext returns ctx carrying inv for the host functions.
+func (inv *invocation) withContext(ctx context.Context) context.Context {
+	inv.ctx = invocationCtx{Context: ctx, inv: inv}
+	return &inv.ctx
 }
 
 // instantiateHost defines the "kadu" host module in rt. The functions read

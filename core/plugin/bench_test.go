@@ -52,7 +52,7 @@ func BenchmarkWarmCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer v.pools.put(inst)
-		input, _ := json.Marshal(invocationJSON{Op: opToolsCall, Params: toolCallParams{Name: "api", Arguments: json.RawMessage(`{}`)}})
+		input, _ := json.Marshal(invocationJSON{Op: opToolsCall, Params: json.RawMessage(`{"name":"api","arguments":{}}`)})
 		b.ReportAllocs()
 		for b.Loop() {
 			inv := &invocation{v: v, p: p, reqID: "req_bench", input: input, allow: routeclass.Read}

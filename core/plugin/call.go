@@ -24,27 +24,13 @@ const (
 	resultInputRequired = "input_required"
 )
 
-// invocationJSON is the input of kadu_handle.
-type invocationJSON struct {
-	Op             string                     `json:"op"`
-	Params         any                        `json:"params"`
-	InputResponses map[string]json.RawMessage `json:"input_responses,omitempty"`
-	State          json.RawMessage            `json:"state,omitempty"`
-	Client         clientJSON                 `json:"client"`
-}
-
-type clientJSON struct {
-	Capabilities    map[string]json.RawMessage `json:"capabilities"`
-	ProtocolVersion string                     `json:"protocol_version"`
-}
-
 // request is one call into a bundle, whatever the op.
 type request struct {
 	p       *auth.Principal
 	op      string
 	target  string          // tool or prompt name, or URI: what requestState binds
 	args    json.RawMessage // what requestState binds; nil when the op has none
-	params  any
+	params  json.RawMessage // the op's params, one JSON value
 	client  *mcp.ClientContext
 	reqID   string
 	replies map[string]json.RawMessage
@@ -73,7 +59,7 @@ func (v *version) run(ctx context.Context, req *request, decode func(out []byte)
 			return mcp.InvalidParams("Invalid or expired requestState")
 		}
 	}
-	input, err := json.Marshal(invocationJSON{
+	input, err := appendInvocation(make([]byte, 0, 192+len(req.params)+len(state)), &invocationJSON{
 		Op: req.op, Params: req.params, InputResponses: req.replies, State: state,
 		Client: clientJSON{Capabilities: req.client.Capabilities, ProtocolVersion: req.client.ProtocolVersion},
 	})
@@ -244,11 +230,22 @@ func (v *version) asInputRequired(req *request, out []byte) (reqs map[string]jso
 		return nil, "", false, v.faultf("unknown resultType %q", probe.ResultType)
 	}
 	var ir inputRequired
-	if err := json.Unmarshal(out, &ir); err != nil || len(ir.InputRequests) == 0 {
+	if err := json.Unmarshal(out, &ir); err != nil {
 		return nil, "", false, v.faultf("input_required without inputRequests")
 	}
+	reqs, sealed, err = v.checkInputRequired(req, &ir)
+	return reqs, sealed, err == nil, err
+}
+
+// checkInputRequired checks the requests of an input-required output,
+// refuses with -32021 when the client did not declare a capability they
+// need, and seals the state.
+func (v *version) checkInputRequired(req *request, ir *inputRequired) (reqs map[string]json.RawMessage, sealed string, err error) {
+	if len(ir.InputRequests) == 0 {
+		return nil, "", v.faultf("input_required without inputRequests")
+	}
 	if len(ir.State) > stateseal.MaxState {
-		return nil, "", false, v.faultf("input_required state is %d bytes, over %d", len(ir.State), stateseal.MaxState)
+		return nil, "", v.faultf("input_required state is %d bytes, over %d", len(ir.State), stateseal.MaxState)
 	}
 	var missing []string
 	for key, raw := range ir.InputRequests {
@@ -257,11 +254,11 @@ func (v *version) asInputRequired(req *request, out []byte) (reqs map[string]jso
 			Params json.RawMessage `json:"params"`
 		}
 		if json.Unmarshal(raw, &r) != nil || len(r.Params) == 0 || r.Params[0] != '{' {
-			return nil, "", false, v.faultf("inputRequests[%q]: want {\"method\",\"params\":{…}}", key)
+			return nil, "", v.faultf("inputRequests[%q]: want {\"method\",\"params\":{…}}", key)
 		}
 		c, known := capabilityFor[r.Method]
 		if !known {
-			return nil, "", false, v.faultf("inputRequests[%q]: unknown method %q", key, r.Method)
+			return nil, "", v.faultf("inputRequests[%q]: unknown method %q", key, r.Method)
 		}
 		if (req.client.Era != mcp.Era2026 || !req.client.HasCapability(c)) && !slices.Contains(missing, c) {
 			missing = append(missing, c)
@@ -269,7 +266,7 @@ func (v *version) asInputRequired(req *request, out []byte) (reqs map[string]jso
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, "", false, mcp.MissingCapability(missing...)
+		return nil, "", mcp.MissingCapability(missing...)
 	}
 	state := ir.State
 	if len(state) == 0 {
@@ -277,7 +274,7 @@ func (v *version) asInputRequired(req *request, out []byte) (reqs map[string]jso
 	}
 	sealed, err = v.reg.sealer.Seal(v.binding(req), state, v.reg.set.now())
 	if err != nil {
-		return nil, "", false, err
+		return nil, "", err
 	}
-	return ir.InputRequests, sealed, true, nil
+	return ir.InputRequests, sealed, nil
 }

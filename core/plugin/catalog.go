@@ -84,17 +84,16 @@ func (r *Registry) CallTool(ctx context.Context, p *auth.Principal, call *mcp.To
 			mcp.Text(fmt.Sprintf("Invalid arguments for %s: %v. Fix them to match the tool's inputSchema and call again.", name, err)),
 		}}, nil
 	}
-	req := &request{p: p, op: opToolsCall, target: name, args: args, params: toolCallParams{Name: name, Arguments: args},
+	params, err := appendToolParams(make([]byte, 0, 32+len(name)+len(args)), name, args)
+	if err != nil {
+		return nil, mcp.InvalidParams("Invalid arguments for %s: %v", name, err)
+	}
+	req := &request{p: p, op: opToolsCall, target: name, args: args, params: params,
 		client: &call.Client, reqID: call.RequestID, replies: call.InputResponses, state: call.RequestState,
 		class: toolClass(def.tool.Annotations)}
 	var res *mcp.ToolResult
 	err = v.run(ctx, req, func(out []byte) error {
-		reqs, sealed, ok, err := v.asInputRequired(req, out)
-		if err != nil || ok {
-			res = &mcp.ToolResult{InputRequests: reqs, RequestState: sealed}
-			return err
-		}
-		res, err = decodeToolResult(v, def, out)
+		res, err = decodeToolResult(v, req, def, out)
 		return err
 	})
 	if err != nil {
@@ -103,24 +102,39 @@ func (r *Registry) CallTool(ctx context.Context, p *auth.Principal, call *mcp.To
 	return res, nil
 }
 
-// decodeToolResult checks a CallToolResult: content blocks are objects with
-// a type, structuredContent is an object, and a successful result matches
-// the outputSchema the tool declared.
-func decodeToolResult(v *version, def *toolDef, out []byte) (*mcp.ToolResult, error) {
-	var tr struct {
-		Content           []json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage   `json:"structuredContent"`
-		IsError           bool              `json:"isError"`
-	}
+// toolOutput is a tools/call output: a CallToolResult, or an
+// input-required result. It is decoded once, whichever it is.
+type toolOutput struct {
+	ResultType        string            `json:"resultType"`
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent"`
+	IsError           bool              `json:"isError"`
+	inputRequired
+}
+
+// decodeToolResult checks a tools/call output. An input-required result
+// goes through checkInputRequired. A CallToolResult has content blocks that
+// are objects with a type, a structuredContent that is an object, and,
+// when it is not an error, structuredContent that matches the
+// outputSchema the tool declared. The blocks and structuredContent are
+// passed on as the guest wrote them.
+func decodeToolResult(v *version, req *request, def *toolDef, out []byte) (*mcp.ToolResult, error) {
+	var tr toolOutput
 	if err := json.Unmarshal(out, &tr); err != nil {
 		return nil, v.faultf("tools/call output is not a CallToolResult: %v", err)
 	}
+	switch tr.ResultType {
+	case "", "complete":
+	case resultInputRequired:
+		reqs, sealed, err := v.checkInputRequired(req, &tr.inputRequired)
+		return &mcp.ToolResult{InputRequests: reqs, RequestState: sealed}, err
+	default:
+		return nil, v.faultf("unknown resultType %q", tr.ResultType)
+	}
 	res := &mcp.ToolResult{IsError: tr.IsError, Content: make([]mcp.Content, 0, len(tr.Content))}
 	for i, c := range tr.Content {
-		var block struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(c, &block) != nil || block.Type == "" {
+		// out is valid JSON (inst.call checked it), as each block is.
+		if typ, ok := objectString(c, "type"); !ok || typ == "" {
 			return nil, v.faultf("content[%d] is not a content block with a type", i)
 		}
 		res.Content = append(res.Content, c)
@@ -159,7 +173,11 @@ func (r *Registry) ReadResource(ctx context.Context, p *auth.Principal, req *mcp
 	if !p.Allows(access.MinRole, access.Scope) {
 		return nil, mcp.ErrResourceNotFound
 	}
-	rq := &request{p: p, op: opReadResource, target: req.URI, params: map[string]string{"uri": req.URI},
+	params, err := json.Marshal(map[string]string{"uri": req.URI})
+	if err != nil {
+		return nil, fmt.Errorf("encoding resources/read params: %w", err)
+	}
+	rq := &request{p: p, op: opReadResource, target: req.URI, params: params,
 		client: &req.Client, reqID: req.RequestID, replies: req.InputResponses, state: req.RequestState,
 		class: routeclass.Read}
 	var res *mcp.ReadResourceResult
@@ -213,7 +231,11 @@ func (r *Registry) GetPrompt(ctx context.Context, p *auth.Principal, req *mcp.Ge
 	if err != nil {
 		return nil, fmt.Errorf("encoding prompt arguments: %w", err)
 	}
-	rq := &request{p: p, op: opPromptsGet, target: name, args: rawArgs, params: promptParams{Name: name, Arguments: args},
+	params, err := json.Marshal(promptParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("encoding prompts/get params: %w", err)
+	}
+	rq := &request{p: p, op: opPromptsGet, target: name, args: rawArgs, params: params,
 		client: &req.Client, reqID: req.RequestID, replies: req.InputResponses, state: req.RequestState,
 		class: routeclass.Read}
 	var res *mcp.GetPromptResult
@@ -299,8 +321,12 @@ func (r *Registry) Complete(ctx context.Context, p *auth.Principal, req *mcp.Com
 	if !v.man.m.Completions || !p.Allows(access.MinRole, access.Scope) {
 		return &mcp.CompleteResult{}, nil
 	}
-	params := completeParams{Ref: req.Ref, Context: req.Context}
-	params.Argument.Name, params.Argument.Value = req.Argument.Name, req.Argument.Value
+	cp := completeParams{Ref: req.Ref, Context: req.Context}
+	cp.Argument.Name, cp.Argument.Value = req.Argument.Name, req.Argument.Value
+	params, err := json.Marshal(cp)
+	if err != nil {
+		return nil, fmt.Errorf("encoding completion/complete params: %w", err)
+	}
 	target := req.Ref.Name + req.Ref.URI
 	rq := &request{p: p, op: opComplete, target: target, params: params, client: &req.Client, reqID: req.RequestID,
 		class: routeclass.Read}

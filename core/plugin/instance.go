@@ -27,6 +27,7 @@ type instance struct {
 	handle api.Function // fixed at creation; not goroutine-safe, like the instance
 	logs   *guestLog    // fixed at creation
 
+	pool   *pool         // set once created, before first use; nil unless pooled (per_org)
 	charge *charge       // fixed at creation: what it holds of the memory budget
 	mem    *linearMemory // set while instantiating, by the allocator
 
@@ -66,7 +67,7 @@ func (v *version) instantiate(ctx context.Context, org string) (*instance, error
 	cctx, cancel := context.WithTimeout(ctx, v.cfg.Limits.Timeout)
 	defer cancel()
 	c.setCtx(cctx)
-	ictx := experimental.WithMemoryAllocator(context.WithValue(cctx, invocationKey{}, inv), allocatorFor(inst))
+	ictx := experimental.WithMemoryAllocator(inv.withContext(cctx), allocatorFor(inst))
 	start := time.Now()
 	mod, err := v.rt.InstantiateModule(ictx, v.compiled, cfg)
 	v.reg.metrics.BundleInstantiated(v.cfg.Name, time.Since(start), err != nil)
@@ -109,6 +110,9 @@ func (inst *instance) close() {
 			inst.v.instances.Add(-1)
 		}
 		inst.charge.close()
+		if inst.pool != nil {
+			inst.v.pools.lost(inst.pool)
+		}
 	})
 }
 
@@ -150,7 +154,7 @@ func (inst *instance) call(ctx context.Context, fn api.Function, inv *invocation
 	inst.charge.setCtx(cctx)
 	inv.inst, inst.cur = inst, inv
 	start := time.Now()
-	res, err := fn.Call(context.WithValue(cctx, invocationKey{}, inv), uint64(len(inv.input)))
+	res, err := fn.Call(inv.withContext(cctx), uint64(len(inv.input)))
 	v.reg.metrics.BundleCall(v.cfg.Name, metricOp(inv.op), time.Since(start))
 	inst.cur = nil
 	inst.charge.setCtx(nil)

@@ -90,8 +90,10 @@ type Limits struct {
 	Timeout time.Duration
 	// MaxOutputBytes caps output_write. Default 1 MiB.
 	MaxOutputBytes int
-	// PoolSize caps the idle instances kept per (version, organisation).
-	// Default 4.
+	// PoolSize is the idle instances kept warm per (version, organisation)
+	// for IdleTTL. It is not a cap: a pool grows with its organisation's
+	// concurrency, within the memory budget, and what it grew beyond
+	// PoolSize is closed after surplusTTL idle (pool.go). Default 4.
 	PoolSize int
 	// APICallsPerInvocation caps api() calls in one guest entry. Default 16.
 	APICallsPerInvocation int

@@ -218,6 +218,9 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 	r.failures.Store(&failures)
 	for _, v := range old.versions {
 		if !next.has(v) {
+			if nv := next.byName[v.cfg.Name]; nv != nil && nv.pools != nil && v.pools != nil {
+				nv.pools.warm(v.pools.orgs()) // a hot swap: see pools.warm
+			}
 			r.retire(v)
 		}
 	}

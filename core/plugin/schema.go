@@ -58,11 +58,15 @@ func (noLoader) Load(url string) (any, error) {
 // validate checks a JSON value against the schema. The error lists each
 // failing location as a JSON pointer, e.g. "/text: got number, want string".
 func (c *compiledSchema) validate(doc json.RawMessage) error {
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return fmt.Errorf("(root): not valid JSON: %w", err)
+	inst, ok := decodeValue(doc)
+	if !ok {
+		// Not one JSON value: the library's decoder says what is wrong.
+		var err error
+		if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(doc)); err != nil {
+			return fmt.Errorf("(root): not valid JSON: %w", err)
+		}
 	}
-	err = c.s.Validate(inst)
+	err := c.s.Validate(inst)
 	if err == nil {
 		return nil
 	}
