@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"e02004096b3453d0c4f658ef6ffa541d4edeba864c8a545eab053b183a8f24d7", // pin:tasks
+			"21333ab181025d894345210fabb98675959d2ae1b85f0080401ebca0833709e7", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -27,7 +27,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"af382a00a3bea10407cd6ae576dd224bf79557f64953fa3bbed8d92253f3a3ab", // pin:executions
+			"19ff4fbc2a084f30e37fdbd7b958694a6d756688b22075f09242444d84542300", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"b4d59da765dc93f1b22f61c672e22acf1cb977672390f91607f540c2af63caa5", // pin:files
+			"07e8383cb2fc5b7f3587bcf0f36f332ff599b3c35bc9afd8cd59b694e2e47af7", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
@@ -46,7 +46,7 @@ func firstPartyBundles() map[string]Bundle {
 			"DELETE /api/v1/files/{id}",
 		),
 		"webhooks": firstParty("webhooks",
-			"c1210b91cb5879dc204bef52aa6640095fd02a99c4fe6e7fca2ba1d95a5efbb8", // pin:webhooks
+			"fed0180352c15d0f88fd6a85f7928bc7f3e43502658d32645e12dd67a534df88", // pin:webhooks
 			"GET /api/v1/webhooks",
 			"GET /api/v1/webhooks/{id}",
 			"POST /api/v1/webhooks",

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kobana/kadu/sdk/go/kadu"
+	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
 // Conventions of the Kadu API (SPEC §7.3) as schema properties, so that
@@ -50,4 +51,4 @@ func ListSchema(item string) json.RawMessage {
 }
 
 // jsonString returns s as a JSON string.
-func jsonString(s string) (json.RawMessage, error) { return json.Marshal(s) }
+func jsonString(s string) json.RawMessage { return wire.AppendString(nil, []byte(s)) }
