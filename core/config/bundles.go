@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"21333ab181025d894345210fabb98675959d2ae1b85f0080401ebca0833709e7", // pin:tasks
+			"9b0d7a521c27a4e2c7db6ecfd6fe44f8e3c2da807bc37ed716ced6ad632502a3", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -27,7 +27,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"19ff4fbc2a084f30e37fdbd7b958694a6d756688b22075f09242444d84542300", // pin:executions
+			"701c195a53bc01e3653ac0b997c482d22ea6df5db89cfee3d29f369e10de0471", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"07e8383cb2fc5b7f3587bcf0f36f332ff599b3c35bc9afd8cd59b694e2e47af7", // pin:files
+			"176107651858ab8521a19950bb04864c4e83cbb7ba1db7331fec0795bfdbfb06", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
@@ -46,7 +46,7 @@ func firstPartyBundles() map[string]Bundle {
 			"DELETE /api/v1/files/{id}",
 		),
 		"webhooks": firstParty("webhooks",
-			"fed0180352c15d0f88fd6a85f7928bc7f3e43502658d32645e12dd67a534df88", // pin:webhooks
+			"400c94dedc7119530f01cfad8c9d1798f78b4ec927ed4b6981341b4cc4fae884", // pin:webhooks
 			"GET /api/v1/webhooks",
 			"GET /api/v1/webhooks/{id}",
 			"POST /api/v1/webhooks",

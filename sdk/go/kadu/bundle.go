@@ -52,6 +52,7 @@ func Register(b Bundle, features ...Feature) {
 	if !abi.Register(s) {
 		panic("kadu.Register: a bundle is already registered; a module is one bundle")
 	}
+	tuneRuntime()
 }
 
 // Names and versions (sdk/ABI.md §10).

@@ -149,6 +149,12 @@ func isHex(c byte) bool {
 func skipString(b []byte, i int) (int, error) {
 	start := i
 	for i++; i < len(b); i++ {
+		for i+8 <= len(b) && !stringStops(load8(b, i)) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, nil
@@ -283,6 +289,10 @@ func Object(doc []byte, nullOK bool, member func(key, value []byte) error) error
 func plain(q []byte) bool {
 	s := q[1 : len(q)-1]
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && !escapeStops(load8(s, i)) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c == '\\' {
 			return false
@@ -475,6 +485,10 @@ func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && !escapeStops(load8(s, i)) {
+			i += 8
+			continue
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' {
 				i++

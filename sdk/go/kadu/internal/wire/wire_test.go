@@ -77,3 +77,20 @@ func TestIsNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestStops(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			x := load8(w, 0)
+			wantString := c == '"' || c == '\\' || c < 0x20
+			if got := stringStops(x); got != wantString {
+				t.Errorf("stringStops(byte %#x at %d) = %v", c, pos, got)
+			}
+			if got := escapeStops(x); got != (wantString || c >= 0x80) {
+				t.Errorf("escapeStops(byte %#x at %d) = %v", c, pos, got)
+			}
+		}
+	}
+}
