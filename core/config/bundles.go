@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"9b0d7a521c27a4e2c7db6ecfd6fe44f8e3c2da807bc37ed716ced6ad632502a3", // pin:tasks
+			"822a4e4390259f272eee2d710d300d69e627ecd2855956878c01dbd865977b41", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -27,7 +27,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"701c195a53bc01e3653ac0b997c482d22ea6df5db89cfee3d29f369e10de0471", // pin:executions
+			"7099028d4b83f96dbca21352d24bd98c7becbc85be9e16be326db975b2a93435", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"176107651858ab8521a19950bb04864c4e83cbb7ba1db7331fec0795bfdbfb06", // pin:files
+			"04c0c17a78aa6dccbf320877d71f1642c95ce09625250740e0eb396448122bfc", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
@@ -46,7 +46,7 @@ func firstPartyBundles() map[string]Bundle {
 			"DELETE /api/v1/files/{id}",
 		),
 		"webhooks": firstParty("webhooks",
-			"400c94dedc7119530f01cfad8c9d1798f78b4ec927ed4b6981341b4cc4fae884", // pin:webhooks
+			"d08a94642de3b60be404f08ccd03c2b1ec22832e181c43adc384ea29d2936fa9", // pin:webhooks
 			"GET /api/v1/webhooks",
 			"GET /api/v1/webhooks/{id}",
 			"POST /api/v1/webhooks",

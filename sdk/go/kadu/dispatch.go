@@ -26,8 +26,13 @@ const (
 )
 
 // server is a registered bundle: the manifest and the handlers by name. It
-// is immutable after newServer.
+// is immutable after newServer, but for manifest, set by the first
+// Describe (a guest runs one call at a time).
 type server struct {
+	// m is the manifest; kadu_describe encodes it on its first call.
+	// The host describes a bundle once, when it loads it, not on each
+	// instance's _initialize, which is where Register runs.
+	m         manifest
 	manifest  []byte
 	tools     map[string]*toolEntry
 	resources map[string]*Resource
@@ -38,11 +43,19 @@ type server struct {
 
 var _ abi.Guest = (*server)(nil)
 
-// Describe serves kadu_describe: the manifest, built at Register.
+// Describe serves kadu_describe: the manifest, checked at Register.
 func (s *server) Describe(h abi.Host, inLen int32) int32 {
 	if _, err := readInput(h, inLen); err != nil {
 		logf(h, levelError, "kadu_describe: %v", err)
 		return statusFault
+	}
+	if s.manifest == nil {
+		raw, err := marshal(s.m)
+		if err != nil {
+			logf(h, levelError, "kadu_describe: encoding the manifest: %v", err)
+			return statusFault
+		}
+		s.manifest = raw
 	}
 	return write(h, s.manifest, statusOK)
 }

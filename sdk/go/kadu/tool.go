@@ -87,7 +87,7 @@ type toolEntry struct {
 
 func (t Tool[In, Out]) addTo(r *registry) error {
 	var errs []error
-	if !entryNameRE.MatchString(t.Name) {
+	if !isEntryName(t.Name) {
 		errs = append(errs, fmt.Errorf("Name: want ^[a-zA-Z0-9_.-]{1,64}$"))
 	} else if r.tools[t.Name] != nil {
 		errs = append(errs, errors.New("Name: registered twice"))
