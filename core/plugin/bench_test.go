@@ -36,7 +36,8 @@ func (fixedAPI) Dispatch(_ context.Context, _ *auth.Principal, _, path string, _
 //     decodes its input and encodes its output with encoding/json.
 //   - go-route/catalog: the same path on the goroute guest, built with
 //     sdk/go: a route.Tool mirroring GET /api/v1/executions/{id} with an
-//     outputSchema, as plugins/executions' kadu_executions_get.
+//     outputSchema, as plugins/executions' kadu_executions_get. It reports
+//     mem-B/instance, the pooled instance's linear memory after the loop.
 func BenchmarkWarmCall(b *testing.B) {
 	goroute := kadutest.BuildWasm(b, "testdata/guests/goroute")
 	e := newEnv(b, func(o *Options) { o.Dispatcher = fixedAPI{} }, bundle(b, "bench"), bundle(b, "echo"),
@@ -75,7 +76,16 @@ func BenchmarkWarmCall(b *testing.B) {
 	})
 	b.Run("raw/catalog", catalog("api", `{}`))
 	b.Run("go-json/catalog", catalog("fetch", `{"paths":["/api/v1/tasks?limit=1"]}`))
-	b.Run("go-route/catalog", catalog("goroute_executions_get", `{"id":"exe_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d"}`))
+	b.Run("go-route/catalog", func(b *testing.B) {
+		catalog("goroute_executions_get", `{"id":"exe_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d"}`)(b)
+		v := e.r.snap.Load().byName["goroute"]
+		inst, err := v.pools.get(ctx, "org_a")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(inst.mod.Memory().Size()), "mem-B/instance")
+		v.pools.put(inst)
+	})
 }
 
 // BenchmarkInstantiate measures creating and closing an instance: what a
