@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"e02004096b3453d0c4f658ef6ffa541d4edeba864c8a545eab053b183a8f24d7", // pin:tasks
+			"822a4e4390259f272eee2d710d300d69e627ecd2855956878c01dbd865977b41", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -27,7 +27,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"af382a00a3bea10407cd6ae576dd224bf79557f64953fa3bbed8d92253f3a3ab", // pin:executions
+			"7099028d4b83f96dbca21352d24bd98c7becbc85be9e16be326db975b2a93435", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"b4d59da765dc93f1b22f61c672e22acf1cb977672390f91607f540c2af63caa5", // pin:files
+			"04c0c17a78aa6dccbf320877d71f1642c95ce09625250740e0eb396448122bfc", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
@@ -46,7 +46,7 @@ func firstPartyBundles() map[string]Bundle {
 			"DELETE /api/v1/files/{id}",
 		),
 		"webhooks": firstParty("webhooks",
-			"c1210b91cb5879dc204bef52aa6640095fd02a99c4fe6e7fca2ba1d95a5efbb8", // pin:webhooks
+			"d08a94642de3b60be404f08ccd03c2b1ec22832e181c43adc384ea29d2936fa9", // pin:webhooks
 			"GET /api/v1/webhooks",
 			"GET /api/v1/webhooks/{id}",
 			"POST /api/v1/webhooks",

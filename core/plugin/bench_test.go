@@ -3,17 +3,24 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/sdk/go/kadu/kadutest"
 )
 
-// fixedAPI answers every api() call at once with the same small body.
+// fixedAPI answers every api() call at once with the same small body: an
+// execution for GET /api/v1/executions/{id}, an empty page otherwise.
 type fixedAPI struct{}
 
-func (fixedAPI) Dispatch(context.Context, *auth.Principal, string, string, []byte) (int, []byte) {
+func (fixedAPI) Dispatch(_ context.Context, _ *auth.Principal, _, path string, _ []byte) (int, []byte) {
+	if id, ok := strings.CutPrefix(path, "/api/v1/executions/"); ok && !strings.Contains(id, "/") {
+		return 200, []byte(`{"id":"` + id + `","task_id":"tsk_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d","status":"succeeded",` +
+			`"input":{"month":"2026-03"},"output":{"summary":"Done."},"failure":null,"created_at":"2026-03-01T12:00:00Z"}`)
+	}
 	return 200, []byte(`{"data":[],"meta":{"next_cursor":null,"limit":1}}`)
 }
 
@@ -26,10 +33,15 @@ func (fixedAPI) Dispatch(context.Context, *auth.Principal, string, string, []byt
 //   - raw/catalog: the whole CallTool path on the same guest: argument
 //     validation, invocation JSON, pool, entry, result decoding.
 //   - go-json/catalog: the same path on the echo guest, a Go guest that
-//     decodes its input and encodes its output with encoding/json, as an
-//     SDK-built bundle does.
+//     decodes its input and encodes its output with encoding/json.
+//   - go-route/catalog: the same path on the goroute guest, built with
+//     sdk/go: a route.Tool mirroring GET /api/v1/executions/{id} with an
+//     outputSchema, as plugins/executions' kadu_executions_get. It reports
+//     mem-B/instance, the pooled instance's linear memory after the loop.
 func BenchmarkWarmCall(b *testing.B) {
-	e := newEnv(b, func(o *Options) { o.Dispatcher = fixedAPI{} }, bundle(b, "bench"), bundle(b, "echo"))
+	goroute := kadutest.BuildWasm(b, "testdata/guests/goroute")
+	e := newEnv(b, func(o *Options) { o.Dispatcher = fixedAPI{} }, bundle(b, "bench"), bundle(b, "echo"),
+		BundleConfig{Name: "goroute", Path: goroute, SHA256: fileSum(b, goroute), Routes: []string{"GET /api/v1/executions/{id}"}})
 	ctx, p := context.Background(), principal("org_a")
 	catalog := func(tool, args string) func(b *testing.B) {
 		return func(b *testing.B) {
@@ -64,6 +76,16 @@ func BenchmarkWarmCall(b *testing.B) {
 	})
 	b.Run("raw/catalog", catalog("api", `{}`))
 	b.Run("go-json/catalog", catalog("fetch", `{"paths":["/api/v1/tasks?limit=1"]}`))
+	b.Run("go-route/catalog", func(b *testing.B) {
+		catalog("goroute_executions_get", `{"id":"exe_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d"}`)(b)
+		v := e.r.snap.Load().byName["goroute"]
+		inst, err := v.pools.get(ctx, "org_a")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(inst.mod.Memory().Size()), "mem-B/instance")
+		v.pools.put(inst)
+	})
 }
 
 // BenchmarkInstantiate measures creating and closing an instance: what a

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -59,7 +58,7 @@ func getInvestigate(c *kadu.Call, args map[string]string) (*kadu.PromptResult, e
 		return nil, err
 	}
 	path := "/api/v1/executions?" + q.Encode()
-	resp, err := c.API(http.MethodGet, path, nil)
+	resp, err := c.API("GET", path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +93,7 @@ func getPending(c *kadu.Call, args map[string]string) (*kadu.PromptResult, error
 		return nil, err
 	}
 	path := "/api/v1/executions?" + q.Encode()
-	resp, err := c.API(http.MethodGet, path, nil)
+	resp, err := c.API("GET", path, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/kobana/kadu/plugins/internal/assist"
@@ -66,11 +65,11 @@ func fileMeta(c *kadu.Call, arg, value string) (string, []byte, error) {
 	if err != nil {
 		return "", nil, kadu.InvalidParams(err.Error(), nil)
 	}
-	resp, err := c.API(http.MethodGet, "/api/v1/files/"+id, nil)
+	resp, err := c.API("GET", "/api/v1/files/"+id, nil)
 	if err != nil {
 		return "", nil, err
 	}
-	if resp.Status == http.StatusNotFound {
+	if resp.Status == 404 {
 		return "", nil, kadu.InvalidParams(fmt.Sprintf("argument %s: file %s was not found in your organisation; "+
 			"take an id from kadu_files_list", arg, id), nil)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 
 	"github.com/kobana/kadu/sdk/go/kadu"
 )
@@ -95,7 +94,7 @@ func readPlaybooks(c *kadu.Call) ([]kadu.ResourceContents, error) {
 	var ref struct {
 		Reference string `json:"reference"`
 	}
-	resp, err := c.API(http.MethodGet, "/api/v1/playbooks", nil)
+	resp, err := c.API("GET", "/api/v1/playbooks", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -76,7 +75,7 @@ func findTask(c *kadu.Call, ref string) (string, []byte, error) {
 				Name string `json:"name"`
 			} `json:"data"`
 		}
-		if err := c.Do(http.MethodGet, "/api/v1/tasks?limit=100&q="+url.QueryEscape(ref), nil, &list); err != nil {
+		if err := c.Do("GET", "/api/v1/tasks?limit=100&q="+url.QueryEscape(ref), nil, &list); err != nil {
 			return "", nil, err
 		}
 		var ids []string
@@ -100,11 +99,11 @@ func findTask(c *kadu.Call, ref string) (string, []byte, error) {
 	if err != nil {
 		return "", nil, kadu.InvalidParams(err.Error(), nil)
 	}
-	resp, err := c.API(http.MethodGet, "/api/v1/tasks/"+id, nil)
+	resp, err := c.API("GET", "/api/v1/tasks/"+id, nil)
 	if err != nil {
 		return "", nil, err
 	}
-	if resp.Status == http.StatusNotFound {
+	if resp.Status == 404 {
 		return "", nil, kadu.InvalidParams(fmt.Sprintf("argument task: task %s was not found in your organisation; "+
 			"take an id from kadu_tasks_list", id), nil)
 	}

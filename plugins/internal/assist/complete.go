@@ -2,7 +2,6 @@ package assist
 
 import (
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -36,11 +35,11 @@ func Complete(c *kadu.Call, path string, keep func(Item) bool, value func(Item) 
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	resp, err := c.API(http.MethodGet, path+sep+"limit="+url.QueryEscape("100"), nil)
+	resp, err := c.API("GET", path+sep+"limit="+url.QueryEscape("100"), nil)
 	if err != nil {
 		return kadu.CompleteResult{}, err
 	}
-	if resp.Status == http.StatusForbidden || resp.Status == http.StatusNotFound {
+	if resp.Status == 403 || resp.Status == 404 {
 		return kadu.CompleteResult{}, nil
 	}
 	if err := resp.Err(); err != nil {

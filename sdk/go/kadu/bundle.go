@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/kobana/kadu/sdk/go/kadu/internal/abi"
+	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
 // ABIVersion is the ABI this SDK implements; the manifest's "abi".
@@ -52,15 +52,10 @@ func Register(b Bundle, features ...Feature) {
 	if !abi.Register(s) {
 		panic("kadu.Register: a bundle is already registered; a module is one bundle")
 	}
+	tuneRuntime()
 }
 
-// Names and versions (sdk/ABI.md §10).
 var (
-	bundleNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-	entryNameRE  = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
-	requestKeyRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
-	semverRE     = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
-	routeSegRE   = regexp.MustCompile(`^(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z0-9._~!$&'()*+,;=:@%-]+)$`)
 	routeMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 	errBadRoute  = errors.New(`want "METHOD /path", METHOD one of GET POST PUT PATCH DELETE, segments literal or {name}, no query`)
 )
@@ -75,7 +70,7 @@ func checkRoute(rt string) error {
 		return errBadRoute // the API lives under /api/v1; "/" names nothing a bundle may call
 	}
 	for seg := range strings.SplitSeq(path[1:], "/") {
-		if seg == "." || seg == ".." || !routeSegRE.MatchString(seg) {
+		if seg == "." || seg == ".." || !isRouteSegment(seg) {
 			return errBadRoute
 		}
 	}
@@ -96,10 +91,10 @@ type registry struct {
 // manifest included.
 func newServer(b Bundle, features []Feature) (*server, error) {
 	var errs []error
-	if !bundleNameRE.MatchString(b.Name) {
+	if !isBundleName(b.Name) {
 		errs = append(errs, fmt.Errorf("Bundle.Name %q: want ^[a-z][a-z0-9_]{0,31}$", b.Name))
 	}
-	if !semverRE.MatchString(b.Version) {
+	if !isSemver(b.Version) {
 		errs = append(errs, fmt.Errorf("Bundle.Version %q: want a semantic version such as 1.0.0", b.Version))
 	}
 	seen := map[string]bool{}
@@ -140,12 +135,8 @@ func newServer(b Bundle, features []Feature) (*server, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	raw, err := marshal(r.m)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the manifest: %w", err)
-	}
 	return &server{
-		manifest:  raw,
+		m:         r.m,
 		tools:     r.tools,
 		resources: r.resources,
 		templates: r.templates,
@@ -178,13 +169,21 @@ type accessDef struct {
 // "object", as MCP requires of inputSchema and outputSchema. Whether the
 // schema compiles is for the host (and kadutest) to check: a guest carries
 // no schema compiler.
+//
+// It scans by hand: Register runs inside _initialize, once per instance.
 func checkObjectSchema(raw json.RawMessage) error {
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
+	var typ []byte
+	err := wire.Object(raw, false, func(key, v []byte) error {
+		if string(wire.Key(key)) == "type" {
+			typ = v
+		}
+		return nil
+	})
+	if err != nil {
 		return errors.New("must be a JSON object (a JSON Schema)")
 	}
-	var typ string
-	if json.Unmarshal(doc["type"], &typ) != nil || typ != "object" {
+	var s string
+	if typ == nil || wire.String(typ, &s) != nil || s != "object" {
 		return errors.New(`must have "type": "object" at the root`)
 	}
 	return nil

@@ -26,8 +26,13 @@ const (
 )
 
 // server is a registered bundle: the manifest and the handlers by name. It
-// is immutable after newServer.
+// is immutable after newServer, but for manifest, set by the first
+// Describe (a guest runs one call at a time).
 type server struct {
+	// m is the manifest; kadu_describe encodes it on its first call.
+	// The host describes a bundle once, when it loads it, not on each
+	// instance's _initialize, which is where Register runs.
+	m         manifest
 	manifest  []byte
 	tools     map[string]*toolEntry
 	resources map[string]*Resource
@@ -38,34 +43,19 @@ type server struct {
 
 var _ abi.Guest = (*server)(nil)
 
-// invocation is the input of kadu_handle (sdk/ABI.md §7), decoded in one
-// pass: in a guest, every pass of encoding/json over the input costs tens
-// of microseconds, several times more under the host's deadline checks.
-type invocation struct {
-	Op             string                     `json:"op"`
-	Params         params                     `json:"params"`
-	InputResponses map[string]json.RawMessage `json:"input_responses"`
-	State          json.RawMessage            `json:"state"`
-	Client         json.RawMessage            `json:"client"` // decoded by Call.Client on first use
-}
-
-// params holds the params of every op; each op reads its own members.
-type params struct {
-	Name      string           `json:"name"`      // tools/call, prompts/get
-	Arguments json.RawMessage  `json:"arguments"` // tools/call (any object), prompts/get (strings)
-	URI       string           `json:"uri"`       // resources/read
-	Ref       CompleteRef      `json:"ref"`       // completion/complete
-	Argument  CompleteArgument `json:"argument"`  // completion/complete
-	Context   *struct {
-		Arguments map[string]string `json:"arguments"`
-	} `json:"context"` // completion/complete
-}
-
-// Describe serves kadu_describe: the manifest, built at Register.
+// Describe serves kadu_describe: the manifest, checked at Register.
 func (s *server) Describe(h abi.Host, inLen int32) int32 {
 	if _, err := readInput(h, inLen); err != nil {
 		logf(h, levelError, "kadu_describe: %v", err)
 		return statusFault
+	}
+	if s.manifest == nil {
+		raw, err := marshal(s.m)
+		if err != nil {
+			logf(h, levelError, "kadu_describe: encoding the manifest: %v", err)
+			return statusFault
+		}
+		s.manifest = raw
 	}
 	return write(h, s.manifest, statusOK)
 }
@@ -86,7 +76,7 @@ func (s *server) Handle(h abi.Host, inLen int32) (status int32) {
 		return statusFault
 	}
 	var inv invocation
-	if err := json.Unmarshal(in, &inv); err != nil {
+	if err := decodeInvocation(in, &inv); err != nil {
 		return protocolError(h, CodeInvalidParams, "kadu_handle: the invocation does not have the kadu/v1 shape: "+err.Error(), nil)
 	}
 	c := &Call{host: h, inv: &inv}
@@ -304,9 +294,22 @@ func (s *server) completion(c *Call, p *params) ([]byte, error) {
 	if s.complete == nil {
 		return nil, InvalidParams("This bundle offers no completions.", nil)
 	}
-	req := CompleteRequest{Ref: p.Ref, Argument: p.Argument, Arguments: map[string]string{}}
-	if p.Context != nil && p.Context.Arguments != nil {
-		req.Arguments = p.Context.Arguments
+	req := CompleteRequest{Arguments: map[string]string{}}
+	var ctx struct {
+		Arguments map[string]string `json:"arguments"`
+	}
+	for _, m := range []struct {
+		raw json.RawMessage
+		v   any
+	}{{p.Ref, &req.Ref}, {p.Argument, &req.Argument}, {p.Context, &ctx}} {
+		if len(m.raw) > 0 {
+			if err := json.Unmarshal(m.raw, m.v); err != nil {
+				return nil, InvalidParams("kadu_handle: the completion/complete params do not have the kadu/v1 shape: "+err.Error(), nil)
+			}
+		}
+	}
+	if ctx.Arguments != nil {
+		req.Arguments = ctx.Arguments
 	}
 	res, err := s.complete.Complete(c, req)
 	if err != nil {

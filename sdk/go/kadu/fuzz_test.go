@@ -3,6 +3,8 @@ package kadu
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
 // FuzzHandle checks that no invocation, however malformed, makes a
@@ -50,8 +52,8 @@ func FuzzAppendString(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendString(nil, []byte(s)); string(got) != string(want) {
-			t.Fatalf("appendString(%q) = %s; encoding/json says %s", s, got, want)
+		if got := wire.AppendString(nil, []byte(s)); string(got) != string(want) {
+			t.Fatalf("AppendString(%q) = %s; encoding/json says %s", s, got, want)
 		}
 	})
 }

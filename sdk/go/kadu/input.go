@@ -78,7 +78,7 @@ func (e *inputRequired) encode() ([]byte, error) {
 			r.Params = struct{}{} // roots/list takes no params: send {}, not null
 		}
 		reqs[k] = r
-		if !requestKeyRE.MatchString(k) {
+		if !isEntryName(k) {
 			return nil, fmt.Errorf("InputRequired: key %q: want ^[a-zA-Z0-9_.-]{1,64}$", k)
 		}
 		switch m := e.requests[k].Method; m {

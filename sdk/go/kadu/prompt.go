@@ -57,7 +57,7 @@ type promptDef struct {
 
 func (p Prompt) addTo(r *registry) error {
 	var errs []error
-	if !entryNameRE.MatchString(p.Name) {
+	if !isEntryName(p.Name) {
 		errs = append(errs, errors.New("Name: want ^[a-zA-Z0-9_.-]{1,64}$"))
 	} else if r.prompts[p.Name] != nil {
 		errs = append(errs, errors.New("Name: registered twice"))

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
 // Result is a tool result given in full. A handler whose Out is *Result
@@ -216,14 +218,10 @@ func marshal(v any) ([]byte, error) {
 }
 
 // compact returns raw without insignificant space; nil stays nil. raw was
-// checked to be valid JSON.
+// checked to be valid JSON (checkObjectSchema).
 func compact(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
+	return wire.Compact(nil, raw)
 }

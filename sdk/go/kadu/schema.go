@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
 // Property is one property of an object schema built by ObjectSchema.
@@ -16,34 +18,31 @@ type Property struct {
 // ObjectSchema returns the JSON Schema of an object with props, in order,
 // and no other property ("additionalProperties": false): the usual
 // inputSchema of a tool. It panics if a Schema is not valid JSON, like
-// regexp.MustCompile, since schemas are fixed at init.
+// regexp.MustCompile, since schemas are fixed at init. It writes the
+// bytes itself: it runs inside _initialize, on every instance.
 func ObjectSchema(props ...Property) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteString(`{"type":"object","properties":{`)
-	var required []string
+	b := []byte(`{"type":"object","properties":{`)
+	var required [][]byte
 	for i, p := range props {
-		if !json.Valid([]byte(p.Schema)) {
+		if !wire.Valid([]byte(p.Schema)) {
 			panic(fmt.Sprintf("kadu.ObjectSchema: property %q: schema is not valid JSON", p.Name))
 		}
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		name, _ := json.Marshal(p.Name)
-		b.Write(name)
-		b.WriteByte(':')
-		if err := json.Compact(&b, []byte(p.Schema)); err != nil {
-			panic(fmt.Sprintf("kadu.ObjectSchema: property %q: %v", p.Name, err))
-		}
+		name := wire.AppendString(nil, []byte(p.Name))
+		b = append(b, name...)
+		b = append(b, ':')
+		b = wire.Compact(b, wire.TrimSpace([]byte(p.Schema)))
 		if p.Required {
-			required = append(required, p.Name)
+			required = append(required, name)
 		}
 	}
-	b.WriteString(`}`)
+	b = append(b, '}')
 	if len(required) > 0 {
-		r, _ := json.Marshal(required)
-		b.WriteString(`,"required":`)
-		b.Write(r)
+		b = append(b, `,"required":[`...)
+		b = append(b, bytes.Join(required, []byte(","))...)
+		b = append(b, ']')
 	}
-	b.WriteString(`,"additionalProperties":false}`)
-	return b.Bytes()
+	return append(b, `,"additionalProperties":false}`...)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
 // Tool is an MCP tool whose arguments decode into In and whose handler
@@ -85,7 +87,7 @@ type toolEntry struct {
 
 func (t Tool[In, Out]) addTo(r *registry) error {
 	var errs []error
-	if !entryNameRE.MatchString(t.Name) {
+	if !isEntryName(t.Name) {
 		errs = append(errs, fmt.Errorf("Name: want ^[a-zA-Z0-9_.-]{1,64}$"))
 	} else if r.tools[t.Name] != nil {
 		errs = append(errs, errors.New("Name: registered twice"))
@@ -137,11 +139,36 @@ func (t Tool[In, Out]) addTo(r *registry) error {
 		structured: len(t.OutputSchema) > 0,
 		run: func(c *Call, args json.RawMessage) (any, error) {
 			var in In
-			if err := json.Unmarshal(args, &in); err != nil {
+			if err := decodeArgs(args, &in); err != nil {
 				return nil, ToolError(fmt.Sprintf("The arguments do not fit this tool (%v). Check them against its inputSchema and call it again.", err))
 			}
 			return handler(c, in)
 		},
 	}
 	return nil
+}
+
+// decodeArgs decodes a tool's arguments into in, a *In. The arguments of
+// route tools (a map of raw members) and of tools without any are split by
+// a hand-written scanner, whose members alias args; any other In goes
+// through encoding/json.
+func decodeArgs(args json.RawMessage, in any) error {
+	switch p := in.(type) {
+	case *map[string]json.RawMessage:
+		if wire.IsNull(args) {
+			*p = nil
+			return nil
+		}
+		if *p == nil {
+			*p = make(map[string]json.RawMessage, 4)
+		}
+		m := *p
+		return wire.Object(args, false, func(key, v []byte) error {
+			m[string(wire.Key(key))] = v
+			return nil
+		})
+	case *struct{}:
+		return wire.Object(args, true, nil)
+	}
+	return json.Unmarshal(args, in)
 }

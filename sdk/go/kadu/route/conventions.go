@@ -3,10 +3,10 @@ package route
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/kobana/kadu/sdk/go/kadu"
+	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
 // Conventions of the Kadu API (SPEC §7.3) as schema properties, so that
@@ -23,13 +23,26 @@ var (
 		`"description":"Opaque cursor from meta.next_cursor of the previous page, to get the next one. Keep the same filters."}`}
 )
 
-var idPrefixRE = regexp.MustCompile(`^[a-z]+_$`)
+// isIDPrefix reports whether prefix is lowercase letters and a final _
+// (^[a-z]+_$), checked by hand: route.ID runs inside _initialize.
+func isIDPrefix(prefix string) bool {
+	letters, ok := strings.CutSuffix(prefix, "_")
+	if !ok || letters == "" {
+		return false
+	}
+	for i := 0; i < len(letters); i++ {
+		if letters[i] < 'a' || letters[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
 
 // ID returns the required property name holding an id with prefix (e.g.
 // "tsk_"): the prefix and 32 lowercase hex digits. what says what it names,
 // e.g. "The task's id".
 func ID(name, prefix, what string) kadu.Property {
-	if !idPrefixRE.MatchString(prefix) {
+	if !isIDPrefix(prefix) {
 		panic(fmt.Sprintf("route.ID: prefix %q: want lowercase letters and a final _", prefix))
 	}
 	desc, _ := json.Marshal(fmt.Sprintf("%s (%s followed by 32 hex digits).", strings.TrimSuffix(what, "."), prefix))
@@ -50,4 +63,4 @@ func ListSchema(item string) json.RawMessage {
 }
 
 // jsonString returns s as a JSON string.
-func jsonString(s string) (json.RawMessage, error) { return json.Marshal(s) }
+func jsonString(s string) json.RawMessage { return wire.AppendString(nil, []byte(s)) }

@@ -3,7 +3,6 @@ package route
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/kobana/kadu/sdk/go/kadu"
@@ -28,19 +27,19 @@ type ResourceSpec struct {
 // found". Resource panics on a malformed or non-GET Route.
 func Resource(s ResourceSpec) kadu.Feature {
 	r := mustParse(s.Route)
-	if r.method != http.MethodGet {
+	if r.method != "GET" {
 		panic(fmt.Sprintf("route: resource %q: route %q is not a GET", s.URI, s.Route))
 	}
 	read := func(c *kadu.Call, uri string, vars map[string]string) ([]kadu.ResourceContents, error) {
 		args := Args{}
 		for k, v := range vars {
-			args[k], _ = jsonString(v)
+			args[k] = jsonString(v)
 		}
 		path, _, err := r.request(args, nil)
 		if err != nil {
 			return nil, kadu.ErrResourceNotFound // a variable that cannot name anything
 		}
-		resp, err := c.API(http.MethodGet, path, nil)
+		resp, err := c.API("GET", path, nil)
 		if err != nil {
 			return nil, err
 		}

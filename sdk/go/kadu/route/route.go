@@ -15,16 +15,14 @@
 package route
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/kobana/kadu/sdk/go/kadu"
+	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
 // Args are a mirror tool's arguments: each member's JSON as it came.
@@ -77,7 +75,7 @@ func Tool(s Spec) kadu.Tool[Args, json.RawMessage] {
 			if err := resp.Err(); err != nil {
 				return nil, err
 			}
-			if len(bytes.TrimSpace(resp.Body)) == 0 {
+			if len(wire.TrimSpace(resp.Body)) == 0 {
 				return json.RawMessage(`{}`), nil
 			}
 			return resp.Body, nil
@@ -126,7 +124,7 @@ func parse(rt string) (parsed, error) {
 	switch {
 	case !ok:
 		return parsed{}, fmt.Errorf(`want "METHOD /path"`)
-	case !slices.Contains([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}, method):
+	case !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, method):
 		return parsed{}, fmt.Errorf("method %q: want GET, POST, PUT, PATCH or DELETE", method)
 	case !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?#"):
 		return parsed{}, fmt.Errorf("path %q: want an absolute path without query", path)
@@ -155,31 +153,48 @@ func paramName(seg string) (string, bool) {
 // request builds the path (with query) and body of the route for args. An
 // argument the route cannot carry is a tool error naming it: the host
 // validated args against the input schema, so this only happens when the
-// schema and the route disagree.
+// schema and the route disagree. It writes the bytes itself, without
+// url.Values or encoding/json: the query is what url.Values.Encode writes
+// (names sorted), the body a JSON object of the members as they came,
+// compacted, names sorted.
 func (p parsed) request(args Args, queryNames []string) (string, []byte, error) {
-	var b strings.Builder
+	b := make([]byte, 0, 64)
 	for _, seg := range p.segs {
-		b.WriteByte('/')
+		b = append(b, '/')
 		name, ok := paramName(seg)
 		if !ok {
-			b.WriteString(seg)
+			b = append(b, seg...)
 			continue
 		}
 		v, err := pathValue(name, args[name])
 		if err != nil {
 			return "", nil, err
 		}
-		b.WriteString(url.PathEscape(v))
+		b = append(b, url.PathEscape(v)...)
 	}
-	query := url.Values{}
-	body := map[string]json.RawMessage{}
-	for _, name := range slices.Sorted(maps.Keys(args)) {
-		if slices.Contains(p.params, name) {
-			continue
+	names := make([]string, 0, len(args))
+	for name := range args {
+		if !slices.Contains(p.params, name) {
+			names = append(names, name)
 		}
-		raw := bytes.TrimSpace(args[name])
-		if p.method != http.MethodGet && !slices.Contains(queryNames, name) {
-			body[name] = raw
+	}
+	slices.Sort(names)
+	var body []byte
+	sep := byte('?')
+	for _, name := range names {
+		raw := wire.TrimSpace(args[name])
+		if p.method != "GET" && !slices.Contains(queryNames, name) {
+			if !wire.Valid(raw) {
+				return "", nil, kadu.ToolError(fmt.Sprintf("The argument %s is not valid JSON.", name))
+			}
+			if body == nil {
+				body = append(make([]byte, 0, 64), '{')
+			} else {
+				body = append(body, ',')
+			}
+			body = wire.AppendString(body, []byte(name))
+			body = append(body, ':')
+			body = wire.Compact(body, raw)
 			continue
 		}
 		v, present, err := queryValue(name, raw)
@@ -187,36 +202,33 @@ func (p parsed) request(args Args, queryNames []string) (string, []byte, error) 
 			return "", nil, err
 		}
 		if present {
-			query.Set(name, v)
+			b = append(b, sep)
+			sep = '&'
+			b = append(b, url.QueryEscape(name)...)
+			b = append(b, '=')
+			b = append(b, url.QueryEscape(v)...)
 		}
 	}
-	if len(query) > 0 {
-		b.WriteByte('?')
-		b.WriteString(query.Encode())
+	if body != nil {
+		body = append(body, '}')
 	}
-	if len(body) == 0 {
-		return b.String(), nil, nil
-	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return "", nil, kadu.ToolError(fmt.Sprintf("The arguments are not valid JSON (%v).", err))
-	}
-	return b.String(), raw, nil
+	return string(b), body, nil
 }
 
 // pathValue reads a path parameter: a non-empty string (or integer) that
 // is not "." or "..", which would change the route.
 func pathValue(name string, raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
+	raw = wire.TrimSpace(raw)
 	var s string
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
 		return "", kadu.ToolError(fmt.Sprintf("%s is required.", name))
 	case raw[0] == '"':
-		if err := json.Unmarshal(raw, &s); err != nil {
+		var ok bool
+		if s, ok = wire.UnquoteString(raw); !ok {
 			return "", kadu.ToolError(fmt.Sprintf("%s must be a string.", name))
 		}
-	case isNumber(raw):
+	case wire.IsNumber(raw):
 		s = string(raw)
 	default:
 		return "", kadu.ToolError(fmt.Sprintf("%s must be a string.", name))
@@ -234,18 +246,13 @@ func queryValue(name string, raw json.RawMessage) (v string, present bool, err e
 	case len(raw) == 0 || string(raw) == "null":
 		return "", false, nil
 	case raw[0] == '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, ok := wire.UnquoteString(raw)
+		if !ok {
 			return "", false, kadu.ToolError(fmt.Sprintf("%s must be a string.", name))
 		}
 		return s, true, nil
-	case string(raw) == "true" || string(raw) == "false" || isNumber(raw):
+	case string(raw) == "true" || string(raw) == "false" || wire.IsNumber(raw):
 		return string(raw), true, nil
 	}
 	return "", false, kadu.ToolError(fmt.Sprintf("%s must be a string, a number or a boolean.", name))
-}
-
-func isNumber(raw []byte) bool {
-	var n json.Number
-	return (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) && json.Unmarshal(raw, &n) == nil
 }

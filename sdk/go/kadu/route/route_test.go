@@ -130,3 +130,11 @@ func FuzzRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestIDPrefix(t *testing.T) {
+	for prefix, want := range map[string]bool{"tsk_": true, "exe_": true, "_": false, "tsk": false, "Tsk_": false, "ts1_": false, "tsk__": false, "": false} {
+		if got := isIDPrefix(prefix); got != want {
+			t.Errorf("isIDPrefix(%q) = %v; want %v", prefix, got, want)
+		}
+	}
+}
