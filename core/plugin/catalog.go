@@ -79,7 +79,7 @@ func (r *Registry) CallTool(ctx context.Context, p *auth.Principal, call *mcp.To
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if err := def.schema.validate(args); err != nil {
+	if err := def.schema.check(p.OrgID, args); err != nil {
 		return &mcp.ToolResult{IsError: true, Content: []mcp.Content{
 			mcp.Text(fmt.Sprintf("Invalid arguments for %s: %v. Fix them to match the tool's inputSchema and call again.", name, err)),
 		}}, nil
@@ -144,7 +144,7 @@ func decodeToolResult(v *version, req *request, def *toolDef, out []byte) (*mcp.
 			return nil, v.faultf("structuredContent is not an object")
 		}
 		if def.output != nil && !tr.IsError {
-			if err := def.output.validate(sc); err != nil {
+			if err := def.output.check(req.p.OrgID, sc); err != nil {
 				return nil, v.faultf("structuredContent does not match the tool's outputSchema: %v", err)
 			}
 		}

@@ -14,7 +14,8 @@ import (
 // compiledSchema is a tool's inputSchema or outputSchema, compiled once at
 // load. Safe for concurrent use.
 type compiledSchema struct {
-	s *jsonschema.Schema
+	s      *jsonschema.Schema
+	passed passedSet // documents that passed, see check
 }
 
 const schemaURL = "kadu:plugin/schema"
