@@ -120,8 +120,11 @@ type toolOutput struct {
 // passed on as the guest wrote them.
 func decodeToolResult(v *version, req *request, def *toolDef, out []byte) (*mcp.ToolResult, error) {
 	var tr toolOutput
-	if err := json.Unmarshal(out, &tr); err != nil {
-		return nil, v.faultf("tools/call output is not a CallToolResult: %v", err)
+	if !decodeToolOutputFast(out, &tr) {
+		tr = toolOutput{}
+		if err := json.Unmarshal(out, &tr); err != nil {
+			return nil, v.faultf("tools/call output is not a CallToolResult: %v", err)
+		}
 	}
 	switch tr.ResultType {
 	case "", "complete":
