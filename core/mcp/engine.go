@@ -225,7 +225,17 @@ func (e *Engine) writeCORS(x *exchange) {
 }
 
 func (e *Engine) writeJSON(x *exchange, status int, v any) {
-	b, err := json.Marshal(v)
+	var b []byte
+	var err error
+	fast := false
+	if r, ok := v.(response); ok && r.Error == nil {
+		if res, ok := r.Result.(*callToolResult); ok {
+			b, fast, err = marshalToolResponse(r.ID, res)
+		}
+	}
+	if !fast && err == nil {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		e.log.ErrorContext(x.r.Context(), "encoding response", slog.String("request_id", x.requestID), slog.Any("error", err))
 		status = http.StatusInternalServerError
