@@ -27,6 +27,14 @@ type checkFunc func(ctx context.Context, r rule) (ok bool, wait int64, err error
 // never holds more than the rule's burst (more could never fit at once) and
 // only requests under the same rule (a plan change applies to the next
 // batch).
+//
+// Waiting is bounded by the statements' own checkTimeout: a request that
+// joins a batch waits for the flight before it, then for its batch's
+// statement, so on a database slower than checkTimeout it fails open after
+// up to twice checkTimeout rather than once. Giving the batch only what is
+// left of its first request's checkTimeout was tried and rejected: on a busy
+// machine it turned slow-but-working checks into fail-opens, which let
+// requests over the shared limit (TestPostgres/SharedAcrossReplicas).
 type coalescer struct {
 	mu   sync.Mutex // guards keys and what it points to
 	keys map[string]*flight
