@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"822a4e4390259f272eee2d710d300d69e627ecd2855956878c01dbd865977b41", // pin:tasks
+			"f2f4a391b8c89e47ca075e4710b028185e9523f956cb404d8c0da7cdcfd20d3d", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -27,7 +27,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"7099028d4b83f96dbca21352d24bd98c7becbc85be9e16be326db975b2a93435", // pin:executions
+			"7bd4c616615b845f1f4681fa8c4b2d24f27b86c68dfb05db02463211f5d0b0d0", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"04c0c17a78aa6dccbf320877d71f1642c95ce09625250740e0eb396448122bfc", // pin:files
+			"d8b48dc30dcbc295f5fac294da153225a57fe7560eade7c30d43f4492ddea45d", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
@@ -46,7 +46,7 @@ func firstPartyBundles() map[string]Bundle {
 			"DELETE /api/v1/files/{id}",
 		),
 		"webhooks": firstParty("webhooks",
-			"d08a94642de3b60be404f08ccd03c2b1ec22832e181c43adc384ea29d2936fa9", // pin:webhooks
+			"498182c551deced681f329d8cd35721d0d36c9c0081794eb1cb003d065c4d754", // pin:webhooks
 			"GET /api/v1/webhooks",
 			"GET /api/v1/webhooks/{id}",
 			"POST /api/v1/webhooks",
