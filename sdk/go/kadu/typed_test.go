@@ -253,3 +253,29 @@ func BenchmarkTypedArguments(b *testing.B) {
 		}
 	})
 }
+
+// TestTypedFoldPicksFirstField checks that a key matching no field
+// exactly goes, as in encoding/json, to the first field whose name folds
+// to the same.
+func TestTypedFoldPicksFirstField(t *testing.T) {
+	type twoKs struct {
+		Lower string `json:"k"`
+		Upper string `json:"K"`
+	}
+	for _, in := range []string{`{"\u212a":"kelvin"}`, `{"k":"l","K":"u"}`, `{"K":"u","\u212a":"kelvin"}`} {
+		var got, want twoKs
+		d := newTyped(reflect.TypeFor[twoKs]())
+		if d == nil {
+			t.Fatal("twoKs is not supported")
+		}
+		if err := d.decode([]byte(in), unsafe.Pointer(&got)); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: typed %+v, encoding/json %+v", in, got, want)
+		}
+	}
+}
