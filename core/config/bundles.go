@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"f2f4a391b8c89e47ca075e4710b028185e9523f956cb404d8c0da7cdcfd20d3d", // pin:tasks
+			"d99b640af1f26cc2079e97af1773353b49d5e9ed29ba45740c9c9da2f9710c94", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -27,7 +27,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"7bd4c616615b845f1f4681fa8c4b2d24f27b86c68dfb05db02463211f5d0b0d0", // pin:executions
+			"b40e4e1fe2af5c045aeb98a45a042b0c38aa6b21e4988097a7c7ce8c8b6dba1b", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"d8b48dc30dcbc295f5fac294da153225a57fe7560eade7c30d43f4492ddea45d", // pin:files
+			"b1b720218bcaaf4ad804a8020483d031ff942204bc68991470e8ad439f376f57", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
@@ -46,7 +46,7 @@ func firstPartyBundles() map[string]Bundle {
 			"DELETE /api/v1/files/{id}",
 		),
 		"webhooks": firstParty("webhooks",
-			"498182c551deced681f329d8cd35721d0d36c9c0081794eb1cb003d065c4d754", // pin:webhooks
+			"113a2017fe12e9d9ee214bc9aa58ac07149e069963293febcd5307fcc60795f8", // pin:webhooks
 			"GET /api/v1/webhooks",
 			"GET /api/v1/webhooks/{id}",
 			"POST /api/v1/webhooks",

@@ -114,7 +114,7 @@ func (d *typedDecoder) decode(args []byte, p unsafe.Pointer) error {
 			return nil
 		}
 		if err := f.set(unsafe.Add(p, f.offset), v); err != nil {
-			return fmt.Errorf("cannot decode %.40s into field %s.%s (%q) of %s", v, d.typ, f.goName, f.name, f.kind)
+			return fmt.Errorf("field %q (%s.%s) wants %s, not %.40s", f.name, d.typ, f.goName, f.kind, v)
 		}
 		return nil
 	})
@@ -209,7 +209,7 @@ func scalarSetter(t reflect.Type) (func(unsafe.Pointer, []byte) error, string) {
 				*(*int64)(p) = n
 			}
 			return nil
-		}, "an integer"
+		}, "an integer that fits " + t.Kind().String()
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		bits := t.Bits()
 		return func(p unsafe.Pointer, v []byte) error {
@@ -228,7 +228,7 @@ func scalarSetter(t reflect.Type) (func(unsafe.Pointer, []byte) error, string) {
 				*(*uint64)(p) = n
 			}
 			return nil
-		}, "a non-negative integer"
+		}, "a non-negative integer that fits " + t.Kind().String()
 	case reflect.Float32, reflect.Float64:
 		bits := t.Bits()
 		return func(p unsafe.Pointer, v []byte) error {
@@ -248,7 +248,7 @@ func scalarSetter(t reflect.Type) (func(unsafe.Pointer, []byte) error, string) {
 				*(*float64)(p) = f
 			}
 			return nil
-		}, "a number"
+		}, "a number that fits " + t.Kind().String()
 	}
 	return nil, ""
 }
