@@ -47,6 +47,14 @@
 //
 //	func main() {} // required by the go tool; never run
 //
+// A tool's arguments decode into In as encoding/json would decode them.
+// When In is a struct of plain fields (strings, booleans, numbers,
+// json.RawMessage, []string, pointers to those; json tags as encoding/json
+// reads them), Register builds a decoder for it once and calls decode
+// without reflection, which is several times cheaper in wasm; any other In
+// (maps, interfaces, nested or embedded structs, ",string", a type with
+// its own UnmarshalJSON or UnmarshalText) goes through encoding/json.
+//
 // Register panics on a definition the host would refuse (a bad name, a
 // schema that is not an object, a destructive tool with an output schema,
 // …): in wasm the panic traps _initialize and the host refuses the bundle

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"unsafe"
 
 	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
@@ -134,12 +136,19 @@ func (t Tool[In, Out]) addTo(r *registry) error {
 		Requires:     append([]string(nil), t.RequiresCapabilities...),
 	})
 	handler := t.Handler
+	typed := newTyped(reflect.TypeFor[In]())
 	r.tools[t.Name] = &toolEntry{
 		name:       t.Name,
 		structured: len(t.OutputSchema) > 0,
 		run: func(c *Call, args json.RawMessage) (any, error) {
 			var in In
-			if err := decodeArgs(args, &in); err != nil {
+			var err error
+			if typed != nil {
+				err = typed.decode(args, unsafe.Pointer(&in))
+			} else {
+				err = decodeArgs(args, &in)
+			}
+			if err != nil {
 				return nil, ToolError(fmt.Sprintf("The arguments do not fit this tool (%v). Check them against its inputSchema and call it again.", err))
 			}
 			return handler(c, in)
@@ -151,7 +160,8 @@ func (t Tool[In, Out]) addTo(r *registry) error {
 // decodeArgs decodes a tool's arguments into in, a *In. The arguments of
 // route tools (a map of raw members) and of tools without any are split by
 // a hand-written scanner, whose members alias args; any other In goes
-// through encoding/json.
+// through encoding/json. A struct In that newTyped supports never gets
+// here: its typedDecoder is built at Register.
 func decodeArgs(args json.RawMessage, in any) error {
 	switch p := in.(type) {
 	case *map[string]json.RawMessage:

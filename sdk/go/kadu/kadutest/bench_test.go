@@ -38,3 +38,20 @@ func BenchmarkNativeToolCall(b *testing.B) {
 		h.Reset()
 	}
 }
+
+// BenchmarkWasmTypedTool measures one tools/call of the benchmark's echo
+// bundle (examples/bench/echo): a typed Tool[echoIn, string], the way a
+// partner writes one, its arguments decoded into a struct by the SDK's
+// default path. No API round trip.
+func BenchmarkWasmTypedTool(b *testing.B) {
+	h := &kadutest.Host{}
+	bundle := kadutest.Wasm(b, kadutest.BuildWasm(b, "../../../../examples/bench/echo"), h)
+	inv := kadutest.Invocation{Op: "tools/call", Params: map[string]any{"name": "echo", "arguments": map[string]string{"message": "hello, world"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := bundle.Invoke(b, inv); out.Status != 0 || out.Fault != "" {
+			b.Fatal(out)
+		}
+		h.Reset()
+	}
+}

@@ -535,3 +535,29 @@ func AppendString(dst, s []byte) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// Array calls elem with each element of value, a checked JSON array, in
+// order. A value that is not an array is ErrType.
+func Array(value []byte, elem func(v []byte) error) error {
+	if len(value) == 0 || value[0] != '[' {
+		return ErrType
+	}
+	i := skipSpace(value, 1)
+	if i < len(value) && value[i] == ']' {
+		return nil
+	}
+	for {
+		end, err := skipValue(value, i, 1)
+		if err != nil {
+			return err
+		}
+		if err := elem(value[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(value, end)
+		if i >= len(value) || value[i] != ',' {
+			return nil
+		}
+		i = skipSpace(value, i+1)
+	}
+}

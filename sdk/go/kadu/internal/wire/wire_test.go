@@ -94,3 +94,29 @@ func TestStops(t *testing.T) {
 		}
 	}
 }
+
+// TestArray checks that Array yields each element of a checked array as
+// its raw bytes, and refuses anything else.
+func TestArray(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{`[]`, nil, false},
+		{`[ ]`, nil, false},
+		{`["a", 1 ,{"b":[2]}, null]`, []string{`"a"`, `1`, `{"b":[2]}`, `null`}, false},
+		{`[[],[[]]]`, []string{`[]`, `[[]]`}, false},
+		{`{}`, nil, true},
+		{`"a"`, nil, true},
+	} {
+		var got []string
+		err := Array([]byte(tc.in), func(v []byte) error {
+			got = append(got, string(v))
+			return nil
+		})
+		if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Array(%s) = %q, %v; want %q, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
