@@ -28,9 +28,12 @@ func TestWasmMemoryStaysBounded(t *testing.T) {
 	call(1000)
 	warm := size()
 	call(3000)
-	// A page or two for the runtime's own structures is fine; the heap
-	// growing with the calls is not (3,000 calls make megabytes of garbage).
-	const slack, most = 256 << 10, 7 << 20
+	// A few pages for the runtime's own structures, and the collector
+	// settling later on a busy machine (320 KiB seen under -race), are
+	// fine; the heap growing with the calls is not (3,000 calls make
+	// megabytes of garbage), nor the 4 MiB first heap goal of GOGC 100
+	// (about 10 MiB per instance).
+	const slack, most = 1 << 20, 8 << 20
 	if got := size(); got > warm+slack || got > most {
 		t.Errorf("linear memory: %d KiB after 1,000 calls, %d KiB after 4,000; want at most %d KiB more, and at most %d KiB", warm>>10, got>>10, slack>>10, most>>10)
 	}
