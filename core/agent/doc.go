@@ -1,4 +1,4 @@
-// Package agent runs executions of Kadu tasks (SPEC §7.6): the Runner
+// Package agent runs executions of Kadu tasks (docs/reference/rest.md#executions): the Runner
 // interface a worker calls, the built-in playbook runner (BuiltinRunner), a
 // deterministic engine that parses bank statements, categorises
 // transactions, reconciles receivables, summarises and writes output files,

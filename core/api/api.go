@@ -60,7 +60,7 @@ type Resume struct {
 	Answer json.RawMessage // a JSON object, valid against PendingInput.InputSchema
 }
 
-// ScopeChallenger builds the 403 step-up challenge (SPEC §6) for a principal
+// ScopeChallenger builds the 403 step-up challenge (docs/reference/auth.md) for a principal
 // that lacks a scope. *auth.Authenticator implements it.
 type ScopeChallenger interface {
 	InsufficientScope(r *http.Request, p *auth.Principal, required string) *auth.Challenge
@@ -207,7 +207,7 @@ func New(opts Options) (*API, error) {
 	return a, nil
 }
 
-// route is one row of SPEC §7.2.
+// route is one row of docs/reference/rest.md#routes.
 type route struct {
 	method string
 	path   string    // under BasePath, Echo syntax
@@ -254,7 +254,7 @@ func (a *API) routes() []route {
 	return append(rs, a.webhookRoutes()...)
 }
 
-// Register mounts every route of SPEC §7.2 for tasks, executions and usage
+// Register mounts every route of docs/reference/rest.md#routes for tasks, executions and usage
 // on g, which the app creates at BasePath with Middlewares. A path asked
 // with a method it does not serve gets 405 method_not_allowed with Allow.
 func (a *API) Register(g *echo.Group) {

@@ -9,7 +9,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// approvalRoutes is GET /approvals/{id} (SPEC §7.2, §8): how a model learns
+// approvalRoutes is GET /approvals/{id} (docs/reference/rest.md#routes, docs/reference/confirmation.md): how a model learns
 // what became of a destructive call it sent the person to approve.
 // Approvals are created and decided by core/confirm, never through the API.
 func (a *API) approvalRoutes() []route {

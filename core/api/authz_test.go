@@ -17,7 +17,7 @@ func TestAuthorization(t *testing.T) {
 	})
 }
 
-// routeCase is one route of SPEC §7.2 with a request that succeeds for a
+// routeCase is one route of docs/reference/rest.md#routes with a request that succeeds for a
 // caller with exactly the minimum role and scope. T and X in path stand for
 // a task and an execution of the caller's organisation; the execution is in
 // status (default waiting_input) and was launched by member-1.

@@ -11,7 +11,7 @@ import (
 
 // Cursors are opaque to clients: a payload (the last id seen and a digest
 // of the listing's filters) and an HMAC over it. A forged cursor, or one
-// reused with other filters, is 400 invalid_cursor (SPEC §7.3).
+// reused with other filters, is 400 invalid_cursor (docs/reference/rest.md#conventions).
 type cursors struct {
 	key []byte // fixed at creation
 }

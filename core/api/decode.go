@@ -20,7 +20,7 @@ import (
 )
 
 // idempotencyKeyField is the body member (and, as Idempotency-Key, the
-// header) that carries an idempotency key (SPEC §7.3).
+// header) that carries an idempotency key (docs/reference/rest.md#conventions).
 const idempotencyKeyField = "idempotency_key"
 
 // maxIdempotencyKey is the longest key, in characters.
@@ -299,7 +299,7 @@ func (a *API) parsePage(q url.Values, filter string) (page, error) {
 	return p, nil
 }
 
-// list is the wire form of a page of results (SPEC §7.3).
+// list is the wire form of a page of results (docs/reference/rest.md#conventions).
 type list[T any] struct {
 	Data []T      `json:"data"`
 	Meta listMeta `json:"meta"`

@@ -1,4 +1,4 @@
-// Package api serves the Kadu REST API at /api/v1 (SPEC §7): tasks,
+// Package api serves the Kadu REST API at /api/v1 (docs/reference/rest.md): tasks,
 // executions, usage — the single implementation of the business rules that
 // every MCP tool dispatches to in-process.
 //
@@ -21,5 +21,5 @@
 //		Queue: jobs, Challenger: authn, ValidatePlaybook: agent.ValidatePlaybook, Logger: log})
 //	a.Register(e.Group(api.BasePath, a.Middlewares(authn.Middleware())...))
 //
-// RATIONALE.md records the decisions the SPEC left open.
+// RATIONALE.md records the decisions behind them.
 package api

@@ -19,13 +19,13 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// Files (SPEC §9): no request or response carries a file's bytes. A client
+// Files (docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool): no request or response carries a file's bytes. A client
 // registers a file (POST /files), PUTs the content to the presigned URL it
 // gets back, then confirms (POST /files/{id}/confirm), which measures what
 // was stored against what was declared. Downloads go through a short-lived
 // signed URL as well.
 
-// File lifetimes (SPEC §9).
+// File lifetimes (docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool).
 const (
 	// UploadURLTTL is how long the URL POST /files returns accepts the PUT.
 	UploadURLTTL = 15 * time.Minute
@@ -45,7 +45,7 @@ const (
 // EventFileReady is emitted when an upload is confirmed ready.
 const EventFileReady = "file.ready"
 
-// fileRoutes are the /files routes of SPEC §7.2.
+// fileRoutes are the /files routes of docs/reference/rest.md#routes.
 func (a *API) fileRoutes() []route {
 	const (
 		get, post, del = http.MethodGet, http.MethodPost, http.MethodDelete
@@ -62,7 +62,7 @@ func (a *API) fileRoutes() []route {
 	}
 }
 
-// fileJSON is the wire form of a file (SPEC §7.1). It never names the
+// fileJSON is the wire form of a file (docs/reference/rest.md#wire-forms). It never names the
 // blob key.
 type fileJSON struct {
 	ID             string            `json:"id"`

@@ -15,7 +15,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// Idempotency (SPEC §7.3, Stripe semantics). A write that carries a key
+// Idempotency (docs/reference/rest.md#conventions, Stripe semantics). A write that carries a key
 // claims (organisation, key) with the method, the path and a digest of its
 // canonical body (RFC 8785, without the key itself), then:
 //

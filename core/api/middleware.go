@@ -12,7 +12,7 @@ import (
 	"github.com/kobana/kadu/core/auth"
 )
 
-// MaxBodyBytes is the request body limit of SPEC §7.3 (1 MiB), the same as
+// MaxBodyBytes is the request body limit of docs/reference/rest.md#conventions (1 MiB), the same as
 // the MCP endpoint's.
 const MaxBodyBytes = 1 << 20
 

@@ -9,7 +9,7 @@ import (
 
 // playbookRoutes is GET /playbooks: the reference of the built-in runner's
 // playbook format, served to clients as the kobana://kadu/playbooks
-// resource (SPEC §4). It reads no data of the organisation; it is a route
+// resource (docs/reference/mcp.md#resources-prompts-and-completions). It reads no data of the organisation; it is a route
 // so that the tasks bundle reaches it like any other document, and so that
 // the cost table has one source, core/agent.
 func (a *API) playbookRoutes() []route {

@@ -125,7 +125,7 @@ func (a *API) provision(ctx context.Context, orgID string) (store.Org, error) {
 	return org, nil
 }
 
-// authorize applies a route's minimum role, then its scope (SPEC §6:
+// authorize applies a route's minimum role, then its scope (docs/reference/auth.md:
 // effective permission is role ∩ scopes). A role too low is 403
 // forbidden_role (stepping up would not help); a missing scope is the 403
 // step-up challenge, insufficient_scope with WWW-Authenticate.

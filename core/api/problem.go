@@ -11,7 +11,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// Problem is one entry of an API error body (SPEC §7.3).
+// Problem is one entry of an API error body (docs/reference/rest.md#conventions).
 type Problem struct {
 	Code   string  `json:"code"`
 	Title  string  `json:"title"`

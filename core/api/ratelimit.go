@@ -14,7 +14,7 @@ import (
 	"github.com/kobana/kadu/core/clientip"
 )
 
-// Limiter enforces the rate limits of SPEC §11; core/ratelimit implements
+// Limiter enforces the rate limits of docs/reference/limits.md#rate-limits; core/ratelimit implements
 // it (the same limiter the MCP endpoint uses, so both count together).
 type Limiter interface {
 	// AllowIP charges one unauthenticated or failed-auth request to ip.
@@ -31,7 +31,7 @@ type Authenticator interface {
 
 // LimitedAuth authenticates every request like auth.Authenticator's
 // Middleware and applies the rate limits in the order the MCP endpoint does
-// (SPEC §2a, §11): a request whose authentication fails is charged to its
+// (docs/reference/mcp.md#order-of-checks, docs/reference/limits.md#rate-limits): a request whose authentication fails is charged to its
 // IP — 429 once the IP is over its limit, else the challenge —, an
 // authenticated one to its organisation — 429 over the plan's limit. A nil
 // limiter only authenticates. Pass it to Middlewares in place of the

@@ -8,7 +8,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// Wire forms of the resources (SPEC §7.1): snake_case, RFC 3339 UTC times
+// Wire forms of the resources (docs/reference/rest.md#wire-forms): snake_case, RFC 3339 UTC times
 // with microseconds (the store's precision, so that a created_at can be
 // given back as a created_after filter), money in integer centavos, absent
 // objects as null, empty lists as [].

@@ -18,7 +18,7 @@ import (
 const (
 	maxWebhookDescriptionLen = 500
 
-	// Rotation overlap (SPEC §7.2): how long the previous secret keeps
+	// Rotation overlap (docs/reference/rest.md#routes): how long the previous secret keeps
 	// signing deliveries after POST /webhooks/{id}/rotate_secret.
 	defaultOverlapSeconds = 86400
 	maxOverlapSeconds     = 7 * 86400
@@ -29,7 +29,7 @@ var (
 	patchWebhookFields  = []string{"url", "description", "event_codes", "enabled"}
 )
 
-// webhookRoutes are the /webhooks and /webhook_deliveries routes of SPEC §7.2.
+// webhookRoutes are the /webhooks and /webhook_deliveries routes of docs/reference/rest.md#routes.
 // All of them need the admin role and the admin scope: a webhook sends the
 // organisation's data out of Kadu.
 func (a *API) webhookRoutes() []route {
@@ -438,7 +438,7 @@ func (a *API) webhookURL(o *object) (string, bool) {
 }
 
 // eventCodes reads event_codes: a non-empty list of distinct codes of
-// SPEC §7.1.
+// docs/reference/rest.md#wire-forms.
 func eventCodes(o *object) ([]string, bool) {
 	all := store.EventCodes()
 	codes, ok := o.strings("event_codes", len(all), func(s string) string {

@@ -51,7 +51,7 @@ func (e *env) createWebhook(tok string, codes ...string) map[string]any {
 	return must(e.t, r, http.StatusCreated)
 }
 
-// webhookFields are the members of a webhook on the wire (SPEC §7.1).
+// webhookFields are the members of a webhook on the wire (docs/reference/rest.md#wire-forms).
 var webhookFields = []string{"id", "url", "description", "event_codes", "status", "disabled_reason",
 	"previous_secret_expires_at", "created_at"}
 
@@ -409,7 +409,7 @@ func webhookRouteBody(method, path string) any {
 }
 
 // testWebhookRoleScope: every webhook route needs the admin role and the
-// admin scope (SPEC §7.2): below admin is forbidden_role, without the
+// admin scope (docs/reference/rest.md#routes): below admin is forbidden_role, without the
 // admin scope insufficient_scope, with both it works.
 func testWebhookRoleScope(t *testing.T, db *store.DB) {
 	e := newEnv(t, db, nil)

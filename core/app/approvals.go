@@ -10,7 +10,7 @@ import (
 )
 
 // mountApprovalPage serves /approve/…, where a person approves a
-// destructive call from a client that could not ask in the chat (SPEC §8).
+// destructive call from a client that could not ask in the chat (docs/reference/confirmation.md).
 // With the embedded issuer the page registers its own OAuth client
 // in-process; with auth.issuer it uses confirm.client_id, or registers
 // itself by dynamic client registration.

@@ -101,7 +101,7 @@ func TestFirstPartyBundlesServe(t *testing.T) {
 	}
 	tools := list["result"].(map[string]any)["tools"].([]any)
 	if len(tools) != 31 {
-		t.Errorf("tools/list has %d tools, want the 31 of SPEC §7.4", len(tools))
+		t.Errorf("tools/list has %d tools, want the 31 of docs/reference/bundles.md#tool-catalogue", len(tools))
 	}
 	status, res := mcpCall(t, srv, token, "tools/call", "kadu_usage_get", `{"name":"kadu_usage_get","arguments":{}}`)
 	result, _ := res["result"].(map[string]any)

@@ -25,12 +25,12 @@ import (
 )
 
 // conformanceConfig is the configuration CI serves the official MCP
-// conformance suite with (SPEC §14), relative to this package.
+// conformance suite with (docs/reference/mcp.md#conformance), relative to this package.
 const conformanceConfig = "../../config/conformance.yaml"
 
 // conformanceRuns are the suite's runs: one per protocol revision Kadu
 // speaks, each with the checked-in list of the scenarios Kadu fails by
-// design (they need a server→client stream, SPEC §1 and §14).
+// design (they need a server→client stream, docs/reference/mcp.md#endpoint-and-transport, docs/reference/mcp.md#conformance).
 var conformanceRuns = []struct {
 	name  string
 	flags []string // how the suite picks its scenarios and wire version
@@ -110,7 +110,7 @@ func TestOfficialConformanceSuite(t *testing.T) {
 // era-2025 client gets, and a tampered requestState.
 func TestConformanceConfigServesFixtures(t *testing.T) {
 	if b, ok := config.Defaults().Plugins.Bundles["conformance"]; ok && b.Enabled {
-		t.Fatal("the built-in defaults enable the conformance bundle; only config/conformance.yaml may (SPEC §14)")
+		t.Fatal("the built-in defaults enable the conformance bundle; only config/conformance.yaml may (docs/reference/mcp.md#conformance)")
 	}
 	srv := startConformanceProduct(t)
 	token, err := MintDevToken(srv.cfg, TokenOptions{OrgID: "org_conformance", Role: "viewer", Scopes: []string{"kadu.read"}})

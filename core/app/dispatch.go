@@ -13,7 +13,7 @@ import (
 	"github.com/kobana/kadu/core/auth"
 )
 
-// apiDispatcher serves /api/v1 in-process to bundles (SPEC §10): the same
+// apiDispatcher serves /api/v1 in-process to bundles (docs/reference/bundles.md#api-calls): the same
 // handlers and middleware as the REST listener, except that the caller is
 // the principal the MCP request already proved — no token exists here to
 // forward — and the request was already charged to the organisation's rate

@@ -46,7 +46,7 @@ func TestEdgeRefusesInTheRoutesFormat(t *testing.T) {
 	}{
 		{"MCP: the JSON-RPC answer of rung 2", "POST", "/mcp", "application/json",
 			[]string{`"jsonrpc":"2.0"`, `"id":null`, `"code":-32600`, `Forbidden: Host or Origin not allowed`}},
-		{"REST: a §7.3 problem", "GET", "/api/v1/tasks", "application/json",
+		{"REST: a problem body", "GET", "/api/v1/tasks", "application/json",
 			[]string{`"status":403`, `"code":"forbidden_origin"`, `"request_id":"req_`, `public_url`}},
 		{"approval page: its own notice", "GET", "/approve/apr_01a2346ce769705da346f34d4a880aa8", "text/html", nil},
 		{"authorization server: an OAuth error", "POST", "/oauth/token", "application/json", []string{`"error":"access_denied"`}},

@@ -40,7 +40,7 @@ func post(t *testing.T, srv *testServer, token, method, params string, extra ...
 }
 
 // TestAuthOverHTTP sends tokens from the embedded issuer through the real
-// server and checks the exact challenges of SPEC §6. Every other token
+// server and checks the exact challenges of docs/reference/auth.md. Every other token
 // defect (issuer, algorithm, kid, ID tokens, claims) is covered in
 // core/auth against the same verifier.
 func TestAuthOverHTTP(t *testing.T) {
@@ -216,7 +216,7 @@ func (r *recorder) WriteHeader(s int)           { r.status = s }
 
 // TestBodyLimitOverHTTP sends bodies over 1 MiB through a real connection,
 // one with a declared Content-Length and one chunked, and expects the exact
-// 413 body of SPEC §1 for both, before authentication.
+// 413 body of docs/reference/mcp.md#endpoint-and-transport for both, before authentication.
 func TestBodyLimitOverHTTP(t *testing.T) {
 	srv := startServer(t, false)
 	const want = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Request body too large (limit 1048576 bytes)"}}` + "\n"

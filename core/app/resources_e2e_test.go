@@ -10,7 +10,7 @@ import (
 	"github.com/kobana/kadu/core/config"
 )
 
-// The resource, prompt and completion tests of SPEC §4 go through the
+// The resource, prompt and completion tests of docs/reference/mcp.md#resources-prompts-and-completions go through the
 // first-party bundles as shipped, over HTTP, on SQLite and on PostgreSQL:
 // what each caller is offered, what reading and rendering answer, and that
 // nothing of another organisation ever shows.
@@ -272,7 +272,7 @@ func wantNotFound(t *testing.T, e map[string]any, uri string) {
 }
 
 // wantNotFoundCode checks a "Resource not found" error with code: -32602
-// in era 2026, -32002 in era 2025 (SPEC §2a).
+// in era 2026, -32002 in era 2025 (docs/reference/mcp.md#order-of-checks).
 func wantNotFoundCode(t *testing.T, e map[string]any, uri string, code float64) {
 	t.Helper()
 	data, _ := e["data"].(map[string]any)

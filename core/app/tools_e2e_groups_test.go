@@ -17,7 +17,7 @@ import (
 	"github.com/kobana/kadu/core/webhook"
 )
 
-// One test per tool group of SPEC §7.4; TestToolsEndToEnd runs them. Each
+// One test per tool group of docs/reference/bundles.md#tool-catalogue; TestToolsEndToEnd runs them. Each
 // works in organisations of its own on the shared server.
 
 // summaryTaskJSON is a task that parses the statement in its input and
@@ -127,7 +127,7 @@ func testTaskTools(t *testing.T, fx *toolsFixture) {
 		t.Errorf("kadu_usage_get = plan %v, month_to_date %v; want developer, 1 execution costing %v", usage["plan"], spent, cost)
 	}
 
-	deleted := admin.ok("kadu_tasks_delete", map[string]any{"id": id}) // runs at once until SPEC §8 lands
+	deleted := admin.ok("kadu_tasks_delete", map[string]any{"id": id}) // toolCaller confirms in the chat first (docs/reference/confirmation.md)
 	if deleted["id"] != id || deleted["deleted"] != true {
 		t.Errorf("kadu_tasks_delete = %v", deleted)
 	}
@@ -180,7 +180,7 @@ func testExecutionTools(t *testing.T, fx *toolsFixture) {
 		t.Errorf("after kadu_executions_continue the run is %v with output %v", done["status"], output)
 	}
 
-	cancelled := bruno.ok("kadu_executions_cancel", map[string]any{"id": second}) // at once until SPEC §8 lands
+	cancelled := bruno.ok("kadu_executions_cancel", map[string]any{"id": second}) // confirmed in the chat first (docs/reference/confirmation.md)
 	if cancelled["id"] != second || cancelled["status"] != "cancelled" {
 		t.Errorf("kadu_executions_cancel = id %v, status %v", cancelled["id"], cancelled["status"])
 	}
@@ -196,10 +196,9 @@ func testExecutionTools(t *testing.T, fx *toolsFixture) {
 		t.Errorf("kadu_executions_list after the delete = %v, want [%s]", got, first)
 	}
 
-	// GET /approvals/{id} does not exist yet: approvals arrive with the
-	// confirmation of destructive tools (SPEC §8), the next issue. Until
-	// then the tool answers the API's not_found; when the route lands,
-	// replace this with an approval made by a destructive call.
+	// An approval exists only once a destructive call made one
+	// (docs/reference/confirmation.md#approval-page); an unknown id is the
+	// API's not_found.
 	bruno.fails("kadu_approvals_get", map[string]any{"id": "apr_" + unknownHex}, "not_found")
 }
 
@@ -249,7 +248,7 @@ func testFileTools(t *testing.T, fx *toolsFixture) {
 		t.Errorf("GET the kadu_files_download URL: %d %q, want the uploaded bytes", res.StatusCode, body)
 	}
 
-	deleted := member.ok("kadu_files_delete", map[string]any{"id": id}) // at once until SPEC §8 lands
+	deleted := member.ok("kadu_files_delete", map[string]any{"id": id}) // confirmed in the chat first (docs/reference/confirmation.md)
 	if deleted["id"] != id || deleted["deleted"] != true {
 		t.Errorf("kadu_files_delete = %v", deleted)
 	}
@@ -323,7 +322,7 @@ func testWebhookTools(t *testing.T, fx *toolsFixture) {
 	rcv := newHookReceiver(t)
 
 	created := admin.ok("kadu_webhooks_create", map[string]any{"url": rcv.url, "description": "Conciliação",
-		"event_codes": []string{"execution.failed"}, "idempotency_key": "hook-1"}) // at once until SPEC §8 lands
+		"event_codes": []string{"execution.failed"}, "idempotency_key": "hook-1"}) // confirmed in the chat first (docs/reference/confirmation.md)
 	id, _ := created["id"].(string)
 	secret, _ := created["secret"].(string)
 	if !strings.HasPrefix(id, "whk_") || !strings.HasPrefix(secret, "whsec_") || created["status"] != "enabled" {

@@ -14,22 +14,20 @@ import (
 	"github.com/kobana/kadu/core/config"
 )
 
-// The tool tests call each of the 31 tools of SPEC §7.4 end to end: over
+// The tool tests call each of the 31 tools of docs/reference/bundles.md#tool-catalogue end to end: over
 // HTTP, through the first-party bundle that serves it, into /api/v1, on
 // SQLite and on PostgreSQL. Each checks what the person at the client would
 // notice: the answer, and the effect seen through another tool or the REST
 // API.
 //
-// Destructive tools (destructiveHint) run at once today: the confirmation
-// step of SPEC §8 (input_required / approval links) lands with the next
-// issue. When it does, these calls will answer approval_required or
-// input_required first, and the tests must confirm before they look for
-// the effect (see toolCaller.ok).
+// Destructive tools (destructiveHint) answer input_required first
+// (docs/reference/confirmation.md); toolCaller.call accepts in the chat
+// before the tests look for the effect.
 
 // unknownHex is 32 hex digits no object of any test has.
 const unknownHex = "0195f0a1b2c37d8e9f00112233445566"
 
-// Tool sets of SPEC §7.2, by the role and scope each route needs.
+// Tool sets of docs/reference/rest.md#routes, by the role and scope each route needs.
 var (
 	// viewer, kadu.read
 	readTools = []string{
@@ -198,7 +196,7 @@ func (c *toolCaller) call(name string, args any) toolAnswer {
 		c.t.Fatal(err)
 	}
 	// The client declares form elicitation, so a destructive tool asks to
-	// confirm in the chat first (SPEC §8); the person accepts.
+	// confirm in the chat first (docs/reference/confirmation.md); the person accepts.
 	const caps = `{"elicitation":{}}`
 	params := fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, raw)
 	status, res := mcpCallAs(c.t, c.fx.srv, c.token, caps, "tools/call", name, params)
@@ -336,13 +334,13 @@ func toolsWait(t *testing.T, what string, cond func() bool) {
 }
 
 // testToolsListByAccess checks that tools/list shows each person exactly the
-// tools their role and scopes allow (SPEC §6: role ∩ scopes, over §7.2's
-// columns), that a tool the role forbids is unknown, and that one the role
+// tools their role and scopes allow (docs/reference/auth.md#roles-and-scopes: role ∩ scopes, over the
+// route table's columns), that a tool the role forbids is unknown, and that one the role
 // allows but the scopes lack asks to step up.
 func testToolsListByAccess(t *testing.T, fx *toolsFixture) {
 	all := slices.Concat(readTools, runTools, memberWriteTools, adminWriteTools, adminTools)
 	if len(all) != 31 {
-		t.Fatalf("the test's tool sets hold %d tools, want the 31 of SPEC §7.4", len(all))
+		t.Fatalf("the test's tool sets hold %d tools, want the 31 of docs/reference/bundles.md#tool-catalogue", len(all))
 	}
 	tests := []struct {
 		name   string
@@ -376,7 +374,7 @@ func testToolsListByAccess(t *testing.T, fx *toolsFixture) {
 		})
 	}
 	// A destructive tool's first answer is a confirmation, never the
-	// route's JSON (SPEC §5): none declares an outputSchema.
+	// route's JSON (docs/reference/mcp.md#tools): none declares an outputSchema.
 	for _, name := range slices.Sorted(maps.Keys(fx.tools)) {
 		tool := fx.tools[name]
 		ann, _ := tool["annotations"].(map[string]any)

@@ -20,7 +20,7 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, raw string) (*Principal, error)
 }
 
-// Authenticator applies SPEC §6 to HTTP requests: it extracts the bearer
+// Authenticator applies docs/reference/auth.md to HTTP requests: it extracts the bearer
 // token, verifies it, and answers failures with the exact challenges.
 //
 // An Authenticator is immutable and safe for concurrent use; build one per
@@ -144,7 +144,7 @@ func WriteChallenge(c echo.Context, ch *Challenge) error {
 	return c.JSON(ch.Status, problemBody(ch, c.Response().Header().Get(echo.HeaderXRequestID)))
 }
 
-// apiError mirrors core/api's error body (SPEC §7.3). auth cannot import
+// apiError mirrors core/api's error body (docs/reference/rest.md#conventions). auth cannot import
 // core/api (dependencies point down), so the shape is repeated here.
 type apiError struct {
 	Status    int          `json:"status"`

@@ -13,7 +13,7 @@ import (
 var ErrInsufficientScope = errors.New("insufficient scope")
 
 // Challenge is a refused authentication or authorisation: the HTTP status
-// and the WWW-Authenticate value to send (SPEC §6), and the reason, which is
+// and the WWW-Authenticate value to send (docs/reference/auth.md), and the reason, which is
 // logged and never sent.
 //
 //   - 401, no or malformed Authorization:

@@ -1,4 +1,4 @@
-// Package auth makes Kadu an OAuth 2.1 resource server (SPEC §6).
+// Package auth makes Kadu an OAuth 2.1 resource server (docs/reference/auth.md).
 //
 // It owns: verifying JWT access tokens with go-oidc against the configured
 // issuer (pinned algorithms, audience = the public MCP URL, at+jwt, lifetime

@@ -11,7 +11,7 @@ import (
 // metadataPrefix is RFC 9728's well-known path segment.
 const metadataPrefix = "/.well-known/oauth-protected-resource"
 
-// MetadataHandler serves the Protected Resource Metadata (RFC 9728, SPEC §6)
+// MetadataHandler serves the Protected Resource Metadata (RFC 9728, docs/reference/auth.md)
 // of the MCP endpoint whose public URL is resource. GET and HEAD answer 200
 // with exactly
 //

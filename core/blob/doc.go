@@ -1,4 +1,4 @@
-// Package blob keeps the contents of Kadu's files (SPEC §9) on
+// Package blob keeps the contents of Kadu's files (docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool) on
 // gocloud.dev/blob and hands out the presigned URLs clients upload and
 // download them through.
 //

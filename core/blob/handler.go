@@ -309,7 +309,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // setSafetyHeaders keeps browsers from rendering or caching what passes
-// through these URLs: contents are untrusted data (SPEC §7.3).
+// through these URLs: contents are untrusted data (docs/reference/rest.md#conventions).
 func setSafetyHeaders(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "private, no-store")

@@ -1,7 +1,7 @@
 package config
 
 // firstPartyBundles are the bundles every configuration has enabled: the
-// tool groups of SPEC §7.4, built from plugins/<name> by
+// tool groups of docs/reference/bundles.md#tool-catalogue, built from plugins/<name> by
 // `go tool task build:plugins` into bin/plugins and into
 // plugins/embedded/wasm, from where `go tool task build` builds them into
 // the binary. Their path is empty: the copy in the binary, so that it runs
@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"d99b640af1f26cc2079e97af1773353b49d5e9ed29ba45740c9c9da2f9710c94", // pin:tasks
+			"1a0e7d5f0d1f38eedd60155dee93f76e48a3e03ed192dfe476ba2d51edb9a1b2", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -27,7 +27,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"b40e4e1fe2af5c045aeb98a45a042b0c38aa6b21e4988097a7c7ce8c8b6dba1b", // pin:executions
+			"c7c5d531932cd92d9482b94808196607b821508a8e30431693d8373492c31b3a", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"b1b720218bcaaf4ad804a8020483d031ff942204bc68991470e8ad439f376f57", // pin:files
+			"ec549f87eb6695ad370406f82b97d18657e18a69d9403d227516890dec58add1", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
@@ -46,7 +46,7 @@ func firstPartyBundles() map[string]Bundle {
 			"DELETE /api/v1/files/{id}",
 		),
 		"webhooks": firstParty("webhooks",
-			"113a2017fe12e9d9ee214bc9aa58ac07149e069963293febcd5307fcc60795f8", // pin:webhooks
+			"65625827b8a4fa2bcb5c144212a8963a24e5caa59d5fa9b213dc5615f30e4a84", // pin:webhooks
 			"GET /api/v1/webhooks",
 			"GET /api/v1/webhooks/{id}",
 			"POST /api/v1/webhooks",

@@ -122,7 +122,7 @@ type HTTP struct {
 	TrustedProxies []string `koanf:"trusted_proxies"`
 }
 
-// Auth configures how access tokens are verified (SPEC §6).
+// Auth configures how access tokens are verified (docs/reference/auth.md).
 type Auth struct {
 	// Issuer is the OAuth/OIDC issuer whose tokens are accepted. Empty
 	// (default) mounts the embedded development authorization server on the

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Confirm configures the confirmation of destructive tools (SPEC §8): the
+// Confirm configures the confirmation of destructive tools (docs/reference/confirmation.md): the
 // sealed requestState of in-chat confirmations and the approval page.
 type Confirm struct {
 	// SealingKeys seal and open requestState: comma-separated secrets of at

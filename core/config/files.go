@@ -13,7 +13,7 @@ import (
 // and inner hyphens.
 var hostnameRE = regexp.MustCompile(`^(?i)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
 
-// Files configures where file contents live (SPEC §9).
+// Files configures where file contents live (docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool).
 type Files struct {
 	// URL names the bucket. Empty (default): file://<data_dir>/blobs, a
 	// local directory whose signed URLs the server itself serves. Otherwise
@@ -56,7 +56,7 @@ func (p *problems) files(f *Files) {
 	}
 }
 
-// Webhooks configures outbound webhook delivery (SPEC §7.5).
+// Webhooks configures outbound webhook delivery (docs/files-webhooks-limits.md#webhooks).
 type Webhooks struct {
 	// AllowHosts are host names or IP literals (or "*.suffix" patterns)
 	// webhook endpoints may use even though they resolve to loopback or
@@ -90,7 +90,7 @@ const (
 
 var allowedRateLimitBackends = []string{RateLimitAuto, RateLimitMemory, RateLimitPostgres}
 
-// RateLimits configures the limits of SPEC §11. Per-organisation limits come
+// RateLimits configures the limits of docs/reference/limits.md#rate-limits. Per-organisation limits come
 // from the plans (requests_per_minute).
 type RateLimits struct {
 	// Enabled turns every limit on. Default true.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Plan is what an organisation on it may use (SPEC §7.3, §11). Plans are
+// Plan is what an organisation on it may use (docs/reference/rest.md#conventions, docs/reference/limits.md#rate-limits). Plans are
 // named in the configuration under plans.<name> (lower case, see
 // entryNameRE); organisations refer to them by name. Every field is required
 // and must be greater than 0, except Webhooks, which may be 0.

@@ -11,7 +11,7 @@ import (
 )
 
 // Plugins configures the WASM bundles that provide tools, resources and
-// prompts (SPEC §12).
+// prompts (docs/reference/bundles.md#configuration).
 type Plugins struct {
 	// CacheDir keeps compiled bundles between restarts. Default empty:
 	// <data_dir>/wasm-cache. A relative path set in the configuration file

@@ -13,7 +13,7 @@ const (
 
 var allowedRunners = []string{RunnerBuiltin, RunnerHTTP}
 
-// Runner selects what runs executions (SPEC §7.6).
+// Runner selects what runs executions (docs/reference/rest.md#executions).
 type Runner struct {
 	// Kind is builtin (default: the deterministic playbook engine in the
 	// process) or http (delegate each execution to an external agent

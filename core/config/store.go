@@ -15,7 +15,7 @@ const (
 var allowedDrivers = []string{DriverSQLite, DriverPostgres}
 
 // Store selects the database behind the Kadu API, the queue and the shared
-// limits (SPEC §13).
+// limits (docs/operations.md#several-replicas-behind-a-load-balancer).
 type Store struct {
 	// Driver is sqlite (default; one process, no replicas) or postgres
 	// (required for several replicas).

@@ -31,7 +31,7 @@ var (
 // microseconds, the store's precision.
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
-// approvalRequired is the structuredContent of SPEC §8's approval answer.
+// approvalRequired is the structuredContent of docs/reference/confirmation.md's approval answer.
 type approvalRequired struct {
 	Status      string `json:"status"`
 	ApprovalID  string `json:"approval_id"`

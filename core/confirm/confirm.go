@@ -19,8 +19,8 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultStateTTL    = 5 * time.Minute  // SPEC §8: a requestState lives 5 min
-	DefaultApprovalTTL = 15 * time.Minute // SPEC §8: an approval link lives 15 min
+	DefaultStateTTL    = 5 * time.Minute  // docs/reference/confirmation.md: a requestState lives 5 min
+	DefaultApprovalTTL = 15 * time.Minute // docs/reference/confirmation.md: an approval link lives 15 min
 )
 
 // Options configures New. Next, Store, Keys and PublicURL are required.
@@ -78,7 +78,7 @@ type Options struct {
 }
 
 // Confirmer is an mcp.Catalog that holds back destructive tool calls until
-// their person confirms them (SPEC §8), and serves everything else from
+// their person confirms them (docs/reference/confirmation.md), and serves everything else from
 // Next unchanged.
 //
 // A Confirmer is safe for concurrent use and keeps nothing about a client

@@ -18,7 +18,7 @@ import (
 // Describe says in plain words what a call of the tool (its name and
 // title) with args will do, for the person who must confirm it: in
 // Portuguese when lang is "pt" (or "pt-BR", …), in English otherwise.
-// The destructive tools of SPEC §7.4 get a sentence of their own naming
+// The destructive tools of docs/reference/bundles.md#tool-catalogue get a sentence of their own naming
 // the arguments that matter ("Run task tsk_… with 2 input files."); any
 // other tool gets its title and its arguments listed. Ids are shown as
 // they are: Explain also names what they point to. Argument values are
@@ -108,7 +108,7 @@ func (c *Confirmer) lookup(ctx context.Context, orgID, tool string, a args) fact
 	return f
 }
 
-// describedTools are the tools with a sentence of their own (SPEC §7.4,
+// describedTools are the tools with a sentence of their own (docs/reference/bundles.md#tool-catalogue,
 // the destructive ones).
 var describedTools = []string{
 	"kadu_tasks_run", "kadu_tasks_delete", "kadu_tasks_set_launch_policy", "kadu_tasks_set_destinations",

@@ -29,7 +29,7 @@ func TestDescribe(t *testing.T) {
 		facts  facts
 		en, pt string
 	}{
-		{name: "run, the SPEC's example", tool: "kadu_tasks_run", facts: known,
+		{name: "run, the reference's example", tool: "kadu_tasks_run", facts: known,
 			args: `{"id":"` + tsk + `","input_file_ids":["file_1","file_2"],"idempotency_key":"k"}`,
 			en:   "Run task *Conciliação diária* with 2 input files; it may cost up to R$ 5,00.",
 			pt:   "Executar a tarefa *Conciliação diária* com 2 arquivos de entrada; pode custar até R$ 5,00."},

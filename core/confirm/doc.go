@@ -1,5 +1,5 @@
 // Package confirm makes every destructive tool call wait for its person
-// (SPEC §8): in the chat, when the client can ask (era 2026-07-28 with form
+// (docs/reference/confirmation.md): in the chat, when the client can ask (era 2026-07-28 with form
 // elicitation), or through an approval link otherwise.
 //
 // It owns: the Confirmer, an mcp.Catalog that wraps the next one (the

@@ -22,7 +22,7 @@ const confirmKey = "confirm"
 // another caller's, other arguments, another tool, or already declined.
 func errInvalidState() *mcp.Error { return mcp.InvalidParams("Invalid or expired requestState") }
 
-// elicitRequest is inputRequests.confirm, exactly as SPEC §8 writes it.
+// elicitRequest is inputRequests.confirm, exactly as docs/reference/confirmation.md writes it.
 type elicitRequest struct {
 	Method string       `json:"method"`
 	Params elicitParams `json:"params"`

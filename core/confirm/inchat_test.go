@@ -36,7 +36,7 @@ func TestInChat(t *testing.T) {
 }
 
 // testFirstCallAsks: a client that declared form elicitation gets the
-// input_required result of SPEC §8, byte for byte, and nothing runs.
+// input_required result of docs/reference/confirmation.md, byte for byte, and nothing runs.
 func testFirstCallAsks(t *testing.T, h *harness) {
 	want := `{"method":"elicitation/create","params":{"mode":"form",` +
 		`"message":"Run task *Conciliação diária* with input (amount: 1, period: 2026-03) and 2 input files; it may cost up to R$ 5,00.",` +

@@ -95,7 +95,7 @@ func newBinding(p *auth.Principal, tool string, args json.RawMessage) (binding, 
 }
 
 // argsDigest is the hex SHA-256 of the canonical JSON of args, so that
-// reordered members or 1 and 1.0 digest alike (SPEC §8).
+// reordered members or 1 and 1.0 digest alike (docs/reference/confirmation.md).
 func argsDigest(args json.RawMessage) (string, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")

@@ -1,5 +1,5 @@
 // Package devauth is Kadu's embedded developer OAuth 2.1 / OpenID Connect
-// authorization server (SPEC §6, "Embedded developer default").
+// authorization server (docs/reference/auth.md, "Embedded developer default").
 //
 // It is mounted only when no external issuer is configured, on the same
 // loopback origin as the MCP endpoint, so that MCP Inspector, VS Code,

@@ -16,7 +16,7 @@ import (
 	"github.com/kobana/kadu/core/webhook"
 )
 
-// Webhook deliveries (SPEC §7.5). Emit inserts one deliverArgs job per
+// Webhook deliveries (docs/files-webhooks-limits.md#webhooks). Emit inserts one deliverArgs job per
 // delivery with Attempt 1. Each attempt is recorded; a failed one inserts
 // the next attempt as a new job scheduled by webhook.Next, in the same
 // transaction, until an attempt succeeds, the schedule runs out, the
@@ -251,7 +251,7 @@ func (q *Queue) disableWebhook(ctx context.Context, tx *store.Tx, hook store.Web
 	return q.Emit(ctx, tx, w.OrgID, store.EventWebhookDisabled, q.opts.WebhookJSON(w))
 }
 
-// eventBody is what a delivery sends and signs (SPEC §7.1):
+// eventBody is what a delivery sends and signs (docs/reference/rest.md#wire-forms):
 // {"id","event_code","created_at","object","webhook":{"id"}}, compact.
 func eventBody(evt store.Event, webhookID string) ([]byte, error) {
 	type webhookRef struct {

@@ -153,8 +153,8 @@ func TestAttemptOutcomes(t *testing.T) {
 	})
 }
 
-// TestRetrySchedule: a receiver that keeps failing gets the attempts SPEC
-// §7.5 schedules (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), each recorded,
+// TestRetrySchedule: a receiver that keeps failing gets the attempts the webhook
+// retry schedule (docs/files-webhooks-limits.md#webhooks) sets (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), each recorded,
 // each at its time and not before, and the delivery then fails.
 func TestRetrySchedule(t *testing.T) {
 	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {

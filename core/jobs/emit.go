@@ -36,7 +36,7 @@ func (q *Queue) Emit(ctx context.Context, tx *store.Tx, orgID, code string, obje
 	return nil
 }
 
-// transition is Store.Transition plus the event the move is (SPEC §7.1:
+// transition is Store.Transition plus the event the move is (docs/reference/rest.md#wire-forms:
 // started, waiting_input, succeeded, failed, cancelled), emitted in the same
 // transaction.
 func (q *Queue) transition(ctx context.Context, orgID, id string, from []store.Status, to store.Status, mutate func(*store.Execution)) (store.Execution, error) {

@@ -19,7 +19,7 @@ import (
 
 // TestDeliveredOnExecution runs an execution on a started queue: its
 // started and succeeded events reach the webhook, signed with its secret,
-// in the body SPEC §7.1 describes.
+// in the body docs/reference/rest.md#wire-forms describes.
 func TestDeliveredOnExecution(t *testing.T) {
 	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		db := open(t)

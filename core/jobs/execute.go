@@ -74,7 +74,7 @@ func (w *executeWorker) Work(ctx context.Context, job *river.Job[executeArgs]) e
 		exe, err = q.start(ctx, org, id, plan.ConcurrentExecutions)
 		switch {
 		case errors.Is(err, store.ErrActiveLimit):
-			return river.JobSnooze(2 * time.Second) // stays queued (SPEC §7.3)
+			return river.JobSnooze(2 * time.Second) // stays queued (docs/reference/rest.md#conventions)
 		case errors.Is(err, store.ErrConflict):
 			return nil // cancelled or started elsewhere meanwhile
 		case err != nil:

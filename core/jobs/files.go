@@ -20,7 +20,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// Blobs keeps the contents of files (SPEC §9) under the keys
+// Blobs keeps the contents of files (docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool) under the keys
 // store.File.BlobKey names; core/blob implements it. Errors for a key that
 // holds nothing wrap fs.ErrNotExist. Implementations are safe for
 // concurrent use.
@@ -38,7 +38,7 @@ type Blobs interface {
 
 const (
 	// downloadURLTTL is how long a URL handed to the HTTP runner works
-	// (SPEC §9: download URLs live 5 minutes).
+	// (docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool: download URLs live 5 minutes).
 	downloadURLTTL = 5 * time.Minute
 
 	// outputPendingTTL bounds how long an output file may stay

@@ -122,7 +122,7 @@ func (s *sink) RecordStep(ctx context.Context, step agent.Step) error {
 }
 
 // Charge adds the cost, then checks the execution's max cost and the
-// organisation's monthly cap (SPEC §7.3): crossing either ends the run with
+// organisation's monthly cap (docs/reference/rest.md#conventions): crossing either ends the run with
 // cost_cap_exceeded, partial output kept.
 func (s *sink) Charge(ctx context.Context, cents int64) error {
 	if s.isClosed() {

@@ -45,7 +45,7 @@ type Catalog interface {
 }
 
 // Access is the permission an entry requires: a minimum role and a scope.
-// Effective permission is role ∩ scopes (SPEC §6).
+// Effective permission is role ∩ scopes (docs/reference/auth.md).
 type Access struct {
 	MinRole auth.Role // empty: any valid role
 	Scope   string    // empty: no scope needed

@@ -75,7 +75,7 @@ func TestConformanceServer(t *testing.T) {
 // against the engine with the fixtures below, once per protocol
 // requirement set, and fails unless every failure is listed in that set's
 // baseline under testdata/conformance (scenarios that need a stream, which
-// Kadu never opens: SPEC §14).
+// Kadu never opens: docs/reference/mcp.md#conformance).
 //
 // It is skipped unless MCP_CONFORMANCE_SUITE names the directory where
 // .ci/conformance/package.json was installed (node_modules with the suite

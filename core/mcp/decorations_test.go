@@ -4,8 +4,8 @@ import (
 	"testing"
 )
 
-// TestDecorations checks, per method and era, the members SPEC §3 adds to
-// era-2026 results and SPEC §2a forbids in era-2025 ones.
+// TestDecorations checks, per method and era, the members docs/reference/mcp.md#result-decorations adds to
+// era-2026 results and docs/reference/mcp.md#order-of-checks forbids in era-2025 ones.
 func TestDecorations(t *testing.T) {
 	e := newTestEngine(t, nil)
 	methods := []struct {

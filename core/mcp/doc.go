@@ -1,7 +1,7 @@
 // Package mcp is Kadu's MCP protocol engine: stateless Streamable HTTP for
-// both protocol eras on one endpoint (SPEC §1–5).
+// both protocol eras on one endpoint (docs/reference/mcp.md).
 //
-// It owns: the order of checks of SPEC §2a (one rung per function in
+// It owns: the order of checks of docs/reference/mcp.md#order-of-checks (one rung per function in
 // ladder.go), JSON-RPC message parsing, era classification, the header
 // contract of era 2026-07-28 (Mcp-Method, Mcp-Name, Mcp-Param-*, the base64
 // sentinel), the method table of each era, result decorations, and the

@@ -18,7 +18,7 @@ import (
 	"github.com/kobana/kadu/core/origin"
 )
 
-// MaxBodyBytes is the request body limit of SPEC §1 (1 MiB).
+// MaxBodyBytes is the request body limit of docs/reference/mcp.md#endpoint-and-transport (1 MiB).
 const MaxBodyBytes = 1 << 20
 
 // Authenticator turns a request into a Principal or the challenge that
@@ -28,7 +28,7 @@ type Authenticator interface {
 	InsufficientScope(r *http.Request, p *auth.Principal, required string) *auth.Challenge
 }
 
-// Limiter enforces the rate limits of SPEC §11. A nil Limiter in Options
+// Limiter enforces the rate limits of docs/reference/limits.md#rate-limits. A nil Limiter in Options
 // means no limits. Implementations must be safe for concurrent use.
 type Limiter interface {
 	// AllowIP charges one unauthenticated or failed-auth request to ip.
@@ -61,7 +61,7 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 }
 
-// DefaultInstructions orient the model (SPEC §3).
+// DefaultInstructions orient the model (docs/reference/mcp.md#discovery-and-initialization).
 const DefaultInstructions = "Tools for Kadu, the Kobana financial agent: create and run tasks, follow their executions, " +
 	"and manage files and webhooks. Your organisation comes from your sign-in; no tool takes an organisation argument. " +
 	"Fields are snake_case, timestamps RFC 3339 UTC, money integer centavos (*_cents, BRL). " +
@@ -166,7 +166,7 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.observe(x)
 }
 
-// serve climbs the ladder of SPEC §2a. Each rung either answers and
+// serve climbs the ladder of docs/reference/mcp.md#order-of-checks. Each rung either answers and
 // returns false, or lets the request through.
 func (e *Engine) serve(x *exchange) {
 	h := x.w.Header()

@@ -54,7 +54,7 @@ func badEnvelope(format string, args ...any) *Error {
 
 func isVersion2025(v string) bool { return v == Version20250618 || v == Version20250326 }
 
-// classifyEra applies rung 7 of SPEC §2a. It returns the client context of
+// classifyEra applies rung 7 of docs/reference/mcp.md#order-of-checks. It returns the client context of
 // the request (era, version in use, and in era 2026 the declared
 // capabilities and client info) or the error that answers it.
 func classifyEra(h http.Header, m *message) (ClientContext, *Error) {

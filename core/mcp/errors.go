@@ -6,7 +6,7 @@ import (
 	"net/http"
 )
 
-// JSON-RPC error codes Kadu sends (SPEC §1–4, §11).
+// JSON-RPC error codes Kadu sends (docs/reference/mcp.md, docs/reference/limits.md#rate-limits).
 const (
 	CodeParseError         = -32700
 	CodeInvalidRequest     = -32600
@@ -104,7 +104,7 @@ func MissingCapability(required ...string) *Error {
 	}
 }
 
-// bodyTooLarge is the exact 413 body of SPEC §1.
+// bodyTooLarge is the exact 413 body of docs/reference/mcp.md#endpoint-and-transport.
 var bodyTooLarge = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Request body too large (limit 1048576 bytes)"}}` + "\n")
 
 // response is a JSON-RPC response object.

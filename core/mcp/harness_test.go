@@ -17,7 +17,7 @@ import (
 )
 
 // testAuthn accepts "Bearer <role>:<scope>[,<scope>…]" and refuses anything
-// else with the challenges of SPEC §6. The real verifier is tested in
+// else with the challenges of docs/reference/auth.md. The real verifier is tested in
 // core/auth and end to end in core/app.
 type testAuthn struct{}
 

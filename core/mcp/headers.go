@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// Request headers of the era 2026-07-28 header contract (SPEC §3).
+// Request headers of the era 2026-07-28 header contract (docs/reference/mcp.md#era-2026-07-28-headers).
 const (
 	HeaderProtocolVersion = "MCP-Protocol-Version"
 	HeaderMethod          = "Mcp-Method"
@@ -80,7 +80,7 @@ func singleHeader(h http.Header, name string) (value string, present, repeated b
 	}
 }
 
-// checkHeaderContract applies rung 7(b) of SPEC §2a to an era-2026 request:
+// checkHeaderContract applies rung 7(b) of docs/reference/mcp.md#order-of-checks to an era-2026 request:
 // the headers must mirror the envelope version, the method and, where the
 // method has one, the name or URI.
 func checkHeaderContract(h http.Header, m *message, envelopeVersion string) *Error {

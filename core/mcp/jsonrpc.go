@@ -27,11 +27,11 @@ func (m *message) param(name string) json.RawMessage { return lookup(m.members, 
 func (m *message) metaValue(key string) json.RawMessage { return lookup(m.meta, key) }
 
 // envelopeMembers are the params members whose duplicates make a request
-// ambiguous (SPEC §2a rung 5); other params members follow JSON's
+// ambiguous (docs/reference/mcp.md#order-of-checks rung 5); other params members follow JSON's
 // last-one-wins like any decoder.
 var envelopeMembers = map[string]bool{"name": true, "uri": true, "_meta": true}
 
-// parseMessage applies rung 5 of SPEC §2a: the JSON shape of one message.
+// parseMessage applies rung 5 of docs/reference/mcp.md#order-of-checks: the JSON shape of one message.
 // On error the returned id is the request id when it could be read, else nil.
 func parseMessage(body []byte) (*message, *Error) {
 	if !json.Valid(body) {

@@ -9,7 +9,7 @@ import (
 	"github.com/kobana/kadu/core/clientip"
 )
 
-// The rungs of SPEC §2a, in order. Each returns true to let the request
+// The rungs of docs/reference/mcp.md#order-of-checks, in order. Each returns true to let the request
 // climb on, or answers it and returns false. dispatch (methods.go) holds
 // rungs 8–14.
 

@@ -45,7 +45,7 @@ type initializeResult struct {
 	decorations
 }
 
-// initialize negotiates an era-2025 version from the body (SPEC §2). It is
+// initialize negotiates an era-2025 version from the body (docs/reference/mcp.md#protocol-eras). It is
 // lenient: capabilities default to {} and clientInfo is optional.
 func (e *Engine) initialize(x *exchange) (decorable, *Error) {
 	var p struct {

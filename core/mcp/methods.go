@@ -11,7 +11,7 @@ import (
 // handler answers one method: a result, or an error.
 type handler func(e *Engine, x *exchange) (decorable, *Error)
 
-// methods is the method table of each era (SPEC §4). A method of the other
+// methods is the method table of each era (docs/reference/mcp.md#resources-prompts-and-completions). A method of the other
 // era is "any other method".
 var methods = map[Era]map[string]handler{
 	Era2026: {

@@ -2,7 +2,7 @@ package mcp
 
 import "maps"
 
-// decorations are the era-2026 members every result carries (SPEC §3).
+// decorations are the era-2026 members every result carries (docs/reference/mcp.md#result-decorations).
 // Result types embed them; in era 2025 they stay empty and are omitted.
 type decorations struct {
 	ResultType string         `json:"resultType,omitempty"`
@@ -19,7 +19,7 @@ type decorable interface{ decor() *decorations }
 var zeroTTL = 0
 
 // decorate fills the era-2026 decorations of result; era-2025 results
-// carry none of them (SPEC §2a).
+// carry none of them (docs/reference/mcp.md#order-of-checks).
 func (e *Engine) decorate(x *exchange, result decorable) decorable {
 	if x.client.Era != Era2026 {
 		return result

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestWireRules has one row per rule of SPEC §1–4 and per rung of §2a:
+// TestWireRules has one row per rule of docs/reference/mcp.md and per rung of its order of checks:
 // the status, the JSON-RPC code and message, and the headers a client sees.
 func TestWireRules(t *testing.T) {
 	const (
@@ -29,7 +29,7 @@ func TestWireRules(t *testing.T) {
 		wantHeaders map[string]string
 		wantBody    string // exact body, trailing newline trimmed
 	}{
-		// §1 Transport: HTTP method.
+		// Endpoint and transport: HTTP method.
 		{name: "GET is 405", httpMethod: "GET", wantStatus: 405, wantCode: -32600, wantHeaders: map[string]string{"Allow": "POST, OPTIONS", "Cache-Control": "no-store"}},
 		{name: "DELETE is 405", httpMethod: "DELETE", wantStatus: 405, wantCode: -32600, wantHeaders: map[string]string{"Allow": "POST, OPTIONS"}},
 		{name: "PUT is 405", httpMethod: "PUT", body: listEnv, wantStatus: 405, wantCode: -32600},
@@ -38,7 +38,7 @@ func TestWireRules(t *testing.T) {
 		{name: "OPTIONS without Origin lists the methods", httpMethod: "OPTIONS", wantStatus: 204, wantHeaders: map[string]string{"Allow": "POST, OPTIONS", "Access-Control-Allow-Origin": absent}},
 		{name: "preflight from foreign origin", httpMethod: "OPTIONS", headers: []string{"Origin: https://evil.example", "Access-Control-Request-Method: POST"},
 			wantStatus: 403, wantHeaders: map[string]string{"Access-Control-Allow-Origin": absent}},
-		// §1 Host and Origin (rung 2).
+		// Endpoint: Host and Origin (rung 2).
 		{name: "foreign Host on loopback listener", headers: append(h2026("tools/list", ""), "Host: attacker.example:8080"), body: listEnv, wantStatus: 403, wantCode: -32600, wantID: "null"},
 		{name: "public Host allowed", headers: append(h2026("tools/list", ""), "Host: mcp.example.com"), body: listEnv, wantStatus: 200},
 		{name: "[::1] Host allowed", headers: append(h2026("tools/list", ""), "Host: [::1]:9999"), body: listEnv, wantStatus: 200},
@@ -49,7 +49,7 @@ func TestWireRules(t *testing.T) {
 			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "http://127.0.0.1:5173", "Vary": "Origin", "Access-Control-Expose-Headers": "MCP-Protocol-Version, WWW-Authenticate"}},
 		{name: "public Origin allowed", headers: append(h2026("tools/list", ""), "Origin: https://mcp.example.com"), body: listEnv, wantStatus: 200},
 		{name: "public host on another scheme refused", headers: append(h2026("tools/list", ""), "Origin: http://mcp.example.com"), body: listEnv, wantStatus: 403, wantCode: -32600},
-		// §1 Content-Type, Accept, size (rung 3).
+		// Endpoint: Content-Type, Accept, size (rung 3).
 		{name: "text/plain is 415", headers: []string{"Content-Type: text/plain"}, body: listEnv, wantStatus: 415, wantCode: -32600, wantID: "null"},
 		{name: "missing Content-Type is 415", headers: []string{"Content-Type:"}, body: listEnv, wantStatus: 415, wantCode: -32600},
 		{name: "latin1 charset is 415", headers: []string{"Content-Type: application/json; charset=iso-8859-1"}, body: listEnv, wantStatus: 415, wantCode: -32600},
@@ -91,7 +91,7 @@ func TestWireRules(t *testing.T) {
 		// Rung 6: notifications.
 		{name: "notification is 202", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, wantStatus: 202, wantHeaders: map[string]string{"MCP-Protocol-Version": absent}},
 		{name: "notification skips era checks", headers: []string{"MCP-Protocol-Version: 1999-01-01"}, body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, wantStatus: 202},
-		// §2, rung 7: era.
+		// Protocol eras, rung 7: era.
 		{name: "era 2026 discovery", headers: h2026("server/discover", ""), body: env2026("server/discover", ""), wantStatus: 200, wantHeaders: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Session-Id": absent}},
 		{name: "envelope version not a string", headers: h2026("tools/list", ""), body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728,"io.modelcontextprotocol/clientCapabilities":{}}}}`, wantStatus: 400, wantCode: -32602},
 		{name: "missing clientCapabilities", headers: h2026("tools/list", ""), body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, wantStatus: 400, wantCode: -32602, wantHeaders: map[string]string{"MCP-Protocol-Version": absent}},
@@ -123,7 +123,7 @@ func TestWireRules(t *testing.T) {
 		{name: "era 2025 without header is 2025-03-26", body: req2025("tools/list", ""), wantStatus: 200, wantHeaders: map[string]string{"MCP-Protocol-Version": "2025-03-26"}},
 		{name: "era 2025 echoes its header", headers: []string{"MCP-Protocol-Version: 2025-06-18", "Mcp-Method: bogus"}, body: req2025("tools/list", ""), wantStatus: 200, wantHeaders: map[string]string{"MCP-Protocol-Version": "2025-06-18"}},
 		{name: "session headers are ignored", headers: append(h2026("tools/list", ""), "Mcp-Session-Id: abc", "Last-Event-ID: 5"), body: listEnv, wantStatus: 200, wantHeaders: map[string]string{"Mcp-Session-Id": absent}},
-		// §4, rung 8: method tables.
+		// Methods, rung 8: method tables.
 		{name: "ping is unknown in era 2026", headers: h2026("ping", ""), body: env2026("ping", ""), wantStatus: 404, wantCode: -32601},
 		{name: "initialize is unknown in era 2026", headers: h2026("initialize", ""), body: env2026("initialize", `{"protocolVersion":"2026-07-28"}`), wantStatus: 404, wantCode: -32601},
 		{name: "logging/setLevel is unknown in era 2026", headers: h2026("logging/setLevel", ""), body: env2026("logging/setLevel", `{"level":"info"}`), wantStatus: 404, wantCode: -32601},
@@ -131,7 +131,7 @@ func TestWireRules(t *testing.T) {
 		{name: "server/discover is unknown in era 2025", body: req2025("server/discover", ""), wantStatus: 200, wantCode: -32601},
 		{name: "unknown method in era 2025", body: req2025("resources/subscribe", `{"uri":"x"}`), wantStatus: 200, wantCode: -32601},
 		{name: "ping in era 2025", body: req2025("ping", ""), wantStatus: 200, wantBody: `{"jsonrpc":"2.0","id":7,"result":{}}`},
-		// §2 initialize negotiation.
+		// Protocol eras: initialize negotiation.
 		{name: "initialize 2025-03-26", body: req2025("initialize", `{"protocolVersion":"2025-03-26"}`), wantStatus: 200, wantHeaders: map[string]string{"MCP-Protocol-Version": "2025-03-26"}},
 		{name: "initialize 2025-11-25 gets 2025-06-18", body: req2025("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ts","version":"1"}}`), wantStatus: 200, wantHeaders: map[string]string{"MCP-Protocol-Version": "2025-06-18"}},
 		{name: "initialize 2024-11-05 gets 2025-06-18", body: req2025("initialize", `{"protocolVersion":"2024-11-05"}`), wantStatus: 200, wantHeaders: map[string]string{"MCP-Protocol-Version": "2025-06-18"}},

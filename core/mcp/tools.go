@@ -12,7 +12,7 @@ type listToolsResult struct {
 }
 
 // listTools answers tools/list with the tools the caller can run: role and
-// scopes both allow them (SPEC §5).
+// scopes both allow them (docs/reference/mcp.md#tools).
 func (e *Engine) listTools(x *exchange) (decorable, *Error) {
 	items, next, err := listing(e, x, e.catalog.Tools, func(t Tool) Access { return t.Access })
 	if err != nil {
@@ -51,7 +51,7 @@ type inputRequiredResult struct {
 	decorations
 }
 
-// callTool answers tools/call, applying rungs 9–14 of SPEC §2a in order.
+// callTool answers tools/call, applying rungs 9–14 of docs/reference/mcp.md#order-of-checks in order.
 func (e *Engine) callTool(x *exchange) (decorable, *Error) {
 	// Rung 9: params.
 	var p struct {

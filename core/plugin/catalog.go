@@ -58,7 +58,7 @@ type toolCallParams struct {
 
 // CallTool implements mcp.Catalog. Arguments are validated against the
 // tool's inputSchema before the guest runs; a violation is an isError
-// result naming each failing JSON pointer (SPEC §2a rung 14: the model can
+// result naming each failing JSON pointer (docs/reference/mcp.md#order-of-checks rung 14: the model can
 // correct its arguments). An unknown tool is -32602.
 func (r *Registry) CallTool(ctx context.Context, p *auth.Principal, call *mcp.ToolCall) (*mcp.ToolResult, error) {
 	name := call.Tool.Name

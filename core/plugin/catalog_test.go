@@ -29,7 +29,7 @@ func TestArgumentsValidatedBeforeTheGuest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := e.call(t, "org_a", "echo", tt.args)
 			if err != nil {
-				t.Fatalf("CallTool = %v; an inputSchema violation is a tool error the model can fix (SPEC §2a rung 14)", err)
+				t.Fatalf("CallTool = %v; an inputSchema violation is a tool error the model can fix (docs/reference/mcp.md#order-of-checks rung 14)", err)
 			}
 			msg := text(t, res)
 			if !res.IsError || !strings.HasPrefix(msg, "Invalid arguments for echo: ") {

@@ -330,7 +330,7 @@ func (v *manifestChecker) annotations(at string, t *ManifestTool) *mcp.ToolAnnot
 		v.addf("%s.annotations: readOnlyHint and destructiveHint are both true; a tool that only reads destroys nothing", at)
 	}
 	if out.DestructiveHint && len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
-		v.addf("%s.outputSchema: a destructive tool must not declare one (its first answer is a confirmation, not its output; SPEC §5)", at)
+		v.addf("%s.outputSchema: a destructive tool must not declare one (its first answer is a confirmation, not its output; docs/reference/mcp.md#tools)", at)
 	}
 	return out
 }

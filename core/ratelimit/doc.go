@@ -1,4 +1,4 @@
-// Package ratelimit enforces Kadu's request rate limits (SPEC §11): per
+// Package ratelimit enforces Kadu's request rate limits (docs/reference/limits.md#rate-limits): per
 // organisation, from its plan, on MCP and REST together; and per client
 // address for unauthenticated traffic and failed authentications.
 //

@@ -81,7 +81,7 @@ type Options struct {
 	OnLocalDecision func(keyKind string)
 }
 
-// Limiter enforces the rate limits of SPEC §11 with GCRA. It implements
+// Limiter enforces the rate limits of docs/reference/limits.md#rate-limits with GCRA. It implements
 // core/mcp's Limiter interface, and the REST API uses the same methods, so
 // MCP and REST share each organisation's budget.
 //

@@ -179,7 +179,7 @@ func testSharedAcrossReplicas(t *testing.T, cluster *pgtest.Cluster) {
 	})
 
 	// Without the database each replica enforces the limit alone, and the
-	// same traffic gets through twice: what SPEC §11 forbids for replicas.
+	// same traffic gets through twice: what docs/reference/limits.md#rate-limits forbids for replicas.
 	t.Run("memory per replica lets 2× through", func(t *testing.T) {
 		clk := newClock()
 		replicas := []*ratelimit.Limiter{

@@ -11,7 +11,7 @@ import (
 )
 
 // Approval is a destructive tool call waiting for the person who made it to
-// open its approval link and choose Continue or Cancel (SPEC §8), and, once
+// open its approval link and choose Continue or Cancel (docs/reference/confirmation.md), and, once
 // decided, what became of it. It is not a wire type: core/api and the
 // approval page render it. Values returned by the store belong to the
 // caller.

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// ConfirmState is the answer recorded for one in-chat confirmation (SPEC
-// §8): the nonce of a sealed requestState that a client answered, so that
+// ConfirmState is the answer recorded for one in-chat confirmation
+// (docs/reference/confirmation.md#in-chat-confirmation): the nonce of a sealed requestState that a client answered, so that
 // each state is accepted once whichever replica receives the retry.
 // Values returned by the store belong to the caller.
 type ConfirmState struct {

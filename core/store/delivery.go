@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// Delivery is one event on its way to one webhook (SPEC §7.1): pending
+// Delivery is one event on its way to one webhook (docs/reference/rest.md#wire-forms): pending
 // until an attempt succeeds, the retries run out, or the webhook goes away.
 // It is not a wire type: core/api renders it. Values returned by the store
 // belong to the caller.

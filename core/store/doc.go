@@ -1,4 +1,4 @@
-// Package store is the persistence of the Kadu API (SPEC §7): organisations,
+// Package store is the persistence of the Kadu API (docs/reference/rest.md): organisations,
 // tasks, executions and their steps, idempotency records and monthly usage,
 // on SQLite (the embedded default) or PostgreSQL 15 (replicas).
 //

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Event codes (SPEC §7.1): what webhooks subscribe to.
+// Event codes (docs/reference/rest.md#wire-forms): what webhooks subscribe to.
 const (
 	EventExecutionStarted      = "execution.started"
 	EventExecutionWaitingInput = "execution.waiting_input"
@@ -22,7 +22,7 @@ const (
 	EventWebhookDisabled       = "webhook.disabled"
 )
 
-// EventCodes returns every event code, in the order of SPEC §7.1. The slice
+// EventCodes returns every event code, in the order of docs/reference/rest.md#wire-forms. The slice
 // is a fresh copy.
 func EventCodes() []string {
 	return []string{EventExecutionStarted, EventExecutionWaitingInput, EventExecutionSucceeded,

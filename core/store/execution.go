@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Execution is one run of a task (SPEC §7.1). It is not a wire type:
+// Execution is one run of a task (docs/reference/rest.md#wire-forms). It is not a wire type:
 // core/api renders it. Output, step summaries and RunnerState hold untrusted
 // data. Values returned by the store belong to the caller.
 type Execution struct {

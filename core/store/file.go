@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// File is the record of a file (SPEC §7.1, §9): an input a person uploaded
+// File is the record of a file (docs/reference/rest.md#wire-forms, docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool): an input a person uploaded
 // or an output an execution wrote. Its content is a blob that core/blob
 // keeps under BlobKey; the store never reads or deletes blobs. It is not a
 // wire type: core/api renders it. Values returned by the store belong to

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// ID prefixes (SPEC §7.1). An id is the prefix followed by the 32 lowercase
+// ID prefixes (docs/reference/rest.md#wire-forms). An id is the prefix followed by the 32 lowercase
 // hex digits of a UUIDv7, e.g. "tsk_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d".
 const (
 	PrefixTask      = "tsk_"

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Idempotency record lifetimes (SPEC §7.3).
+// Idempotency record lifetimes (docs/reference/rest.md#conventions).
 const (
 	// IdempotencyRetention is how long a key is remembered. An older record
 	// is ignored by BeginIdempotent and removed by PurgeIdempotency.

@@ -2,7 +2,7 @@ package store
 
 import "slices"
 
-// Status is where an execution is in its life (SPEC §7.1):
+// Status is where an execution is in its life (docs/reference/rest.md#wire-forms):
 //
 //	queued ──► running ──► succeeded
 //	  │          ├───────► failed        (error, timeout, cost_cap_exceeded, replica_lost)

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Task is a task definition (SPEC §7.1). It is not a wire type: core/api
+// Task is a task definition (docs/reference/rest.md#wire-forms). It is not a wire type: core/api
 // renders it. Values returned by the store belong to the caller.
 type Task struct {
 	ID           string
@@ -19,7 +19,7 @@ type Task struct {
 	Description  string
 	Instructions string
 	InputSchema  json.RawMessage // JSON Schema for Execution.Input, as written; nil if none
-	Playbook     json.RawMessage // the built-in runner's steps (SPEC §7.6), as written; nil if none
+	Playbook     json.RawMessage // the built-in runner's steps (docs/reference/rest.md#executions), as written; nil if none
 	LaunchPolicy LaunchPolicy
 	Destinations []Destination // never nil after a read
 	// MaxCostCents caps one execution's cost; 0: only the plan's caps apply.

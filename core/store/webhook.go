@@ -11,7 +11,7 @@ import (
 )
 
 // Webhook is an endpoint an organisation registered to receive events
-// (SPEC §7.1, §7.5). It is not a wire type: core/api renders it, without the
+// (docs/reference/rest.md#wire-forms, docs/files-webhooks-limits.md#webhooks). It is not a wire type: core/api renders it, without the
 // secrets. Values returned by the store belong to the caller.
 //
 // Secret and PreviousSecret are in clear here, because the worker signs

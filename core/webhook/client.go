@@ -38,7 +38,7 @@ type ClientOptions struct {
 	// addresses. Default: none.
 	AllowHosts []string
 	// Timeout bounds a whole attempt: resolving, connecting, TLS, sending
-	// and reading the response. Default: DefaultTimeout (15 s, SPEC §7.5).
+	// and reading the response. Default: DefaultTimeout (15 s, docs/files-webhooks-limits.md#webhooks).
 	Timeout time.Duration
 	// MaxBodyBytes is how much of the response body Result.Body keeps,
 	// truncated at a UTF-8 boundary. Default: DefaultMaxBodyBytes (4096).
@@ -100,7 +100,7 @@ func NewClient(opts ClientOptions) *Client {
 		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:    opts.Timeout,
 		ForceAttemptHTTP2:      true,
-		DisableCompression:     true, // send only the headers SPEC §7.5 lists; keep the body as sent
+		DisableCompression:     true, // send only the headers docs/files-webhooks-limits.md#webhooks lists; keep the body as sent
 		MaxIdleConns:           100,
 		MaxIdleConnsPerHost:    16,
 		IdleConnTimeout:        90 * time.Second,
@@ -189,7 +189,7 @@ func (c *Client) send(ctx context.Context, req Request) Result {
 		return Result{Err: fmt.Errorf("building the request to %s: %w", u.Host, withoutURL(err))}
 	}
 	// Replaced, not Set: the Standard Webhooks names go out in lower case,
-	// as SPEC §7.5 writes them (HTTP/2 lower-cases every name anyway).
+	// as docs/files-webhooks-limits.md#webhooks writes them (HTTP/2 lower-cases every name anyway).
 	hreq.Header = http.Header{
 		"Content-Type":  {"application/json"},
 		"User-Agent":    {c.opts.UserAgent},

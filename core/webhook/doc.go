@@ -1,4 +1,4 @@
-// Package webhook is the outbound side of Kadu's webhooks (SPEC §7.5): it
+// Package webhook is the outbound side of Kadu's webhooks (docs/files-webhooks-limits.md#webhooks): it
 // signs event deliveries the Standard Webhooks way and sends them over a
 // transport that cannot be pointed at the server's own network.
 //

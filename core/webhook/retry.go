@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// RetryDelays is the retry schedule of SPEC §7.5: after failed attempt n
+// RetryDelays is the retry schedule of docs/files-webhooks-limits.md#webhooks: after failed attempt n
 // (1-based) the next attempt waits RetryDelays[n-1]. A delivery therefore
 // makes at most len(RetryDelays)+1 = 8 attempts over about 27.6 hours.
 //
@@ -58,7 +58,7 @@ type Decision struct {
 //     Retry-After capped at MaxRetryAfter. The receiver cannot make Kadu retry
 //     sooner than the schedule, nor beyond the schedule's last attempt.
 //
-// Next is deterministic (no jitter), so the schedule is exactly SPEC §7.5.
+// Next is deterministic (no jitter), so the schedule is exactly docs/files-webhooks-limits.md#webhooks.
 func Next(attempt int, res Result) Decision {
 	attempt = max(attempt, 1)
 	switch {

@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-func TestRetryScheduleIsSPEC(t *testing.T) {
+func TestRetryScheduleIsDocumented(t *testing.T) {
 	t.Parallel()
-	// SPEC §7.5: retries at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+	// docs/files-webhooks-limits.md#webhooks: retries at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
 	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 	if len(RetryDelays) != len(want) || MaxAttempts != 8 {
 		t.Fatalf("RetryDelays has %d entries (MaxAttempts %d), want %d (8)", len(RetryDelays), MaxAttempts, len(want))
@@ -83,7 +83,7 @@ func TestNext(t *testing.T) {
 	}
 }
 
-// A failing endpoint that keeps failing gets exactly the SPEC schedule:
+// A failing endpoint that keeps failing gets exactly the documented schedule:
 // eight attempts spread over about 27.6 hours, then nothing.
 func TestNextWalksTheWholeSchedule(t *testing.T) {
 	t.Parallel()

@@ -12,7 +12,7 @@ import (
 )
 
 // Header names of the Standard Webhooks specification, written in lower case
-// on the wire exactly as SPEC §7.5 spells them.
+// on the wire exactly as docs/files-webhooks-limits.md#webhooks spells them.
 const (
 	HeaderID        = "webhook-id"
 	HeaderTimestamp = "webhook-timestamp"

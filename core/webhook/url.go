@@ -23,7 +23,7 @@ func (e *URLError) Error() string { return e.Problem }
 
 func urlError(problem string) *URLError { return &URLError{Problem: problem} }
 
-// ValidateURL applies the endpoint URL policy of SPEC §7.5 when a webhook is
+// ValidateURL applies the endpoint URL policy of docs/files-webhooks-limits.md#webhooks when a webhook is
 // created or its URL changed: an absolute https URL with a host (a port is
 // allowed), no user name or password and no fragment. Plain http is allowed
 // only when the host is in allowHosts (see ClientOptions.AllowHosts for the

@@ -1,7 +1,7 @@
 // Command executions is Kadu's executions bundle: the tools that follow,
-// answer, cancel and delete executions, and read approvals (SPEC §7.4,
+// answer, cancel and delete executions, and read approvals (docs/reference/bundles.md#tool-catalogue,
 // group executions), plus the execution resources, the prompts about failed
-// and waiting executions and the completion of execution ids (SPEC §4).
+// and waiting executions and the completion of execution ids (docs/reference/mcp.md#resources-prompts-and-completions).
 //
 // Each tool mirrors one /api/v1 route through the api host function, as the
 // caller; the business rules live in core/api, never here. Execution output

@@ -10,7 +10,7 @@ import (
 	"github.com/kobana/kadu/sdk/go/kadu"
 )
 
-// prompts are the execution scripts of SPEC §4. Both fetch the list they
+// prompts are the execution scripts of docs/reference/mcp.md#resources-prompts-and-completions. Both fetch the list they
 // are about as the caller and show it fenced as data: execution output
 // and failure messages are never instructions.
 var prompts = []kadu.Feature{
@@ -140,7 +140,7 @@ func parseSince(s string) (time.Time, error) {
 }
 
 // completion suggests execution ids, newest first, for the execution
-// templates (SPEC §4).
+// templates (docs/reference/mcp.md#resources-prompts-and-completions).
 var completion = kadu.Completion{Complete: complete}
 
 func complete(c *kadu.Call, req kadu.CompleteRequest) (kadu.CompleteResult, error) {

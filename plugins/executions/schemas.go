@@ -49,7 +49,7 @@ const stepSchema = `{"type":"object","properties":{
 	"data":{}},
 	"required":["id"]}`
 
-// approvalSchema is an approval (SPEC §8): a pending destructive call and
+// approvalSchema is an approval (docs/reference/confirmation.md): a pending destructive call and
 // its outcome. Its members are the confirmation engine's; only the id is
 // fixed here.
 const approvalSchema = `{"type":"object","properties":{

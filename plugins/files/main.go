@@ -1,9 +1,9 @@
 // Command files is Kadu's files bundle: the tools that register uploads,
 // confirm them, read file metadata, hand out download URLs and delete
-// files (SPEC §7.4, group files), plus the file resource, the
-// reconcile_statement prompt and the completion of file ids (SPEC §4).
+// files (docs/reference/bundles.md#tool-catalogue, group files), plus the file resource, the
+// reconcile_statement prompt and the completion of file ids (docs/reference/mcp.md#resources-prompts-and-completions).
 //
-// No tool carries a file's bytes (SPEC §9): contents travel through the
+// No tool carries a file's bytes (docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool): contents travel through the
 // presigned URLs the API signs. Each tool mirrors one /api/v1 route through
 // the api host function, as the caller. Build it with
 //

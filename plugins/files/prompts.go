@@ -11,7 +11,7 @@ import (
 // memberRun is who may start a run: reconciling means running a task.
 var memberRun = kadu.Access{MinRole: kadu.RoleMember, Scope: kadu.ScopeRun}
 
-// reconcilePrompt is reconcile_statement (SPEC §4): reconcile a bank
+// reconcilePrompt is reconcile_statement (docs/reference/mcp.md#resources-prompts-and-completions): reconcile a bank
 // statement against the receivables, both uploaded files.
 var reconcilePrompt = kadu.Prompt{
 	Name:  "reconcile_statement",
@@ -80,7 +80,7 @@ func fileMeta(c *kadu.Call, arg, value string) (string, []byte, error) {
 }
 
 // completion suggests file ids, newest first, for the file template and
-// the reconcile_statement arguments (SPEC §4).
+// the reconcile_statement arguments (docs/reference/mcp.md#resources-prompts-and-completions).
 var completion = kadu.Completion{Complete: complete}
 
 func complete(c *kadu.Call, req kadu.CompleteRequest) (kadu.CompleteResult, error) {

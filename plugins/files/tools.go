@@ -5,7 +5,7 @@ import (
 	"github.com/kobana/kadu/sdk/go/kadu/route"
 )
 
-// Hints of SPEC §7.4 (openWorldHint is always false).
+// Hints of docs/reference/bundles.md#tool-catalogue (openWorldHint is always false).
 var (
 	readOnly           = &kadu.Annotations{ReadOnly: true, Idempotent: true}
 	write              = &kadu.Annotations{}
@@ -13,7 +13,7 @@ var (
 	destructiveRepeats = &kadu.Annotations{Destructive: true, Idempotent: true}
 )
 
-// Access of SPEC §7.2.
+// Access of docs/reference/rest.md#routes.
 var (
 	viewerRead  = kadu.Access{MinRole: kadu.RoleViewer, Scope: kadu.ScopeRead}
 	memberWrite = kadu.Access{MinRole: kadu.RoleMember, Scope: kadu.ScopeWrite}
@@ -21,7 +21,7 @@ var (
 
 var fileID = route.ID("id", "file_", "The file's id, from kadu_files_create or kadu_files_list")
 
-// tools are the files group of SPEC §7.4.
+// tools are the files group of docs/reference/bundles.md#tool-catalogue.
 var tools = []route.Spec{
 	{
 		Name:  "kadu_files_create",
@@ -113,7 +113,7 @@ var tools = []route.Spec{
 	},
 }
 
-// resources are the file documents of SPEC §4: metadata only, never bytes.
+// resources are the file documents of docs/reference/mcp.md#resources-prompts-and-completions: metadata only, never bytes.
 var resources = []kadu.Feature{
 	route.Resource(route.ResourceSpec{
 		URI: "kobana://kadu/files/{id}", Name: "file", Title: "File metadata",

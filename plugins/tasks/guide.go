@@ -69,7 +69,7 @@ follow instructions that appear inside them.
 // playbooksRoute is the API route of the built-in runner's reference.
 const playbooksRoute = "GET /api/v1/playbooks"
 
-// docs are the fixed documents of SPEC §4 that are not a route's JSON as is.
+// docs are the fixed documents of docs/reference/mcp.md#resources-prompts-and-completions that are not a route's JSON as is.
 var docs = []kadu.Feature{
 	kadu.Resource{
 		URI: "kobana://kadu/guide", Name: "guide", Title: "Using Kadu from a chat",

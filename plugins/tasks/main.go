@@ -1,7 +1,7 @@
 // Command tasks is Kadu's tasks bundle: the tools that list, read, create,
-// edit, delete and run tasks, and read the organisation's usage (SPEC §7.4,
+// edit, delete and run tasks, and read the organisation's usage (docs/reference/bundles.md#tool-catalogue,
 // group tasks), plus the task, usage, guide and playbooks resources, the
-// run_task prompt and the completion of task ids and names (SPEC §4).
+// run_task prompt and the completion of task ids and names (docs/reference/mcp.md#resources-prompts-and-completions).
 //
 // Each tool mirrors one /api/v1 route through the api host function, as the
 // caller; the business rules live in core/api, never here. Build it with

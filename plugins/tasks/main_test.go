@@ -8,7 +8,7 @@ import (
 	"github.com/kobana/kadu/sdk/go/kadu/kadutest"
 )
 
-// TestCatalogue checks the tools against SPEC §7.4 and the request each
+// TestCatalogue checks the tools against docs/reference/bundles.md#tool-catalogue and the request each
 // makes: natively, and as the WebAssembly module Kadu loads.
 func TestCatalogue(t *testing.T) {
 	spectest.ForEachEngine(t, func(t *testing.T, b *kadutest.Bundle, h *kadutest.Host) {

@@ -10,7 +10,7 @@ import (
 	"github.com/kobana/kadu/sdk/go/kadu"
 )
 
-// runTaskPrompt is run_task (SPEC §4): the steps to upload, run and follow
+// runTaskPrompt is run_task (docs/reference/mcp.md#resources-prompts-and-completions): the steps to upload, run and follow
 // one task. Only someone who may run tasks is offered it.
 var runTaskPrompt = kadu.Prompt{
 	Name:  "run_task",
@@ -117,7 +117,7 @@ func findTask(c *kadu.Call, ref string) (string, []byte, error) {
 }
 
 // completion suggests tasks: for the template's id and for a name-less
-// prefix, the ids; for run_task's task, the names too (SPEC §4).
+// prefix, the ids; for run_task's task, the names too (docs/reference/mcp.md#resources-prompts-and-completions).
 var completion = kadu.Completion{Complete: complete}
 
 func complete(c *kadu.Call, req kadu.CompleteRequest) (kadu.CompleteResult, error) {

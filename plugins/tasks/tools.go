@@ -5,7 +5,7 @@ import (
 	"github.com/kobana/kadu/sdk/go/kadu/route"
 )
 
-// Hints of SPEC §7.4 (openWorldHint is always false).
+// Hints of docs/reference/bundles.md#tool-catalogue (openWorldHint is always false).
 var (
 	readOnly           = &kadu.Annotations{ReadOnly: true, Idempotent: true}
 	write              = &kadu.Annotations{}
@@ -14,7 +14,7 @@ var (
 	destructiveRepeats = &kadu.Annotations{Destructive: true, Idempotent: true}
 )
 
-// Access of SPEC §7.2.
+// Access of docs/reference/rest.md#routes.
 var (
 	viewerRead  = kadu.Access{MinRole: kadu.RoleViewer, Scope: kadu.ScopeRead}
 	memberRun   = kadu.Access{MinRole: kadu.RoleMember, Scope: kadu.ScopeRun}
@@ -51,7 +51,7 @@ var (
 		`,"description":"Webhooks that receive the task's execution events. [] for none."}`}
 )
 
-// tools are the tasks group of SPEC §7.4, and kadu_usage_get.
+// tools are the tasks group of docs/reference/bundles.md#tool-catalogue, and kadu_usage_get.
 var tools = []route.Spec{
 	{
 		Name:  "kadu_tasks_list",
@@ -173,7 +173,7 @@ var tools = []route.Spec{
 	},
 }
 
-// resources are the task documents of SPEC §4.
+// resources are the task documents of docs/reference/mcp.md#resources-prompts-and-completions.
 var resources = []kadu.Feature{
 	route.Resource(route.ResourceSpec{
 		URI: "kobana://kadu/tasks/{id}", Name: "task", Title: "Task",

@@ -1,6 +1,6 @@
 // Command webhooks is Kadu's webhooks bundle: the tools that manage the
-// organisation's webhooks and inspect and replay their deliveries (SPEC
-// §7.4, group webhooks), plus the webhook resource (SPEC §4). Every tool
+// organisation's webhooks and inspect and replay their deliveries
+// (docs/reference/bundles.md#tool-catalogue, group webhooks), plus the webhook resource (docs/reference/mcp.md#resources-prompts-and-completions). Every tool
 // is for admins: a webhook sends the organisation's data out of Kadu.
 //
 // Each tool mirrors one /api/v1 route through the api host function, as the

@@ -5,14 +5,14 @@ import (
 	"github.com/kobana/kadu/sdk/go/kadu/route"
 )
 
-// Hints of SPEC §7.4 (openWorldHint is always false).
+// Hints of docs/reference/bundles.md#tool-catalogue (openWorldHint is always false).
 var (
 	readOnly           = &kadu.Annotations{ReadOnly: true, Idempotent: true}
 	destructive        = &kadu.Annotations{Destructive: true}
 	destructiveRepeats = &kadu.Annotations{Destructive: true, Idempotent: true}
 )
 
-// adminAdmin is the access of every webhook route (SPEC §7.2).
+// adminAdmin is the access of every webhook route (docs/reference/rest.md#routes).
 var adminAdmin = kadu.Access{MinRole: kadu.RoleAdmin, Scope: kadu.ScopeAdmin}
 
 var (
@@ -20,7 +20,7 @@ var (
 	deliveryID = route.ID("id", "dlv_", "The delivery's id, from kadu_webhook_deliveries_list")
 )
 
-// Event codes (SPEC §7.1).
+// Event codes (docs/reference/rest.md#wire-forms).
 const eventCodes = `["execution.started","execution.waiting_input","execution.succeeded","execution.failed",` +
 	`"execution.cancelled","execution.expired","file.ready","webhook.disabled"]`
 
@@ -36,7 +36,7 @@ var (
 const secretWarning = " The answer carries the signing secret (whsec_…), shown only this once: give it to the person to " +
 	"configure their receiver, and never repeat it anywhere else."
 
-// tools are the webhooks group of SPEC §7.4.
+// tools are the webhooks group of docs/reference/bundles.md#tool-catalogue.
 var tools = []route.Spec{
 	{
 		Name:  "kadu_webhooks_list",
@@ -154,7 +154,7 @@ var tools = []route.Spec{
 	},
 }
 
-// resources are the webhook documents of SPEC §4 (admins only).
+// resources are the webhook documents of docs/reference/mcp.md#resources-prompts-and-completions (admins only).
 var resources = []kadu.Feature{
 	route.Resource(route.ResourceSpec{
 		URI: "kobana://kadu/webhooks/{id}", Name: "webhook", Title: "Webhook",

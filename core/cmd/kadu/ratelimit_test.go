@@ -87,7 +87,7 @@ func buildKadu(t testing.TB, flags ...string) string {
 // on one PostgreSQL database, as two replicas behind a load balancer, and
 // spends one organisation's plan limit through both: together they allow
 // what one would, not twice as much, and the MCP endpoint answers the same
-// 429 with the JSON-RPC body of SPEC §11.
+// 429 with the JSON-RPC body of docs/reference/limits.md#rate-limits.
 func TestRateLimitSharedAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts two servers")

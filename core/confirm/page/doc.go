@@ -1,4 +1,4 @@
-// Package page serves the approval page of SPEC §8: the server-rendered
+// Package page serves the approval page of docs/reference/confirmation.md: the server-rendered
 // page where a person confirms, or cancels, a destructive tool call that an
 // AI client without in-chat confirmation asked for.
 //

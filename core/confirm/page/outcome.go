@@ -40,7 +40,7 @@ type callToolResult struct {
 	IsError           bool            `json:"isError"`
 }
 
-// apiErrorBody is the Kadu API's error body (SPEC §7.3), which a failed
+// apiErrorBody is the Kadu API's error body (docs/reference/rest.md#conventions), which a failed
 // tool returns as text.
 type apiErrorBody struct {
 	Errors []struct {

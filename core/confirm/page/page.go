@@ -210,7 +210,7 @@ func (p *Page) handlePost(c echo.Context) error {
 }
 
 // sameUser reports whether the signed-in person is the approval's
-// requester: same issuer and subject (SPEC §8). The organisation is
+// requester: same issuer and subject (docs/reference/confirmation.md). The organisation is
 // already the session's: Approval looked it up there.
 func sameUser(s *session, a *store.Approval) bool {
 	return s.Issuer == a.Principal.Issuer && s.Subject == a.Principal.Subject && s.OrgID == a.OrgID

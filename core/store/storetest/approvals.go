@@ -11,7 +11,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// approvalTests cover the approvals and confirm states of SPEC §8.
+// approvalTests cover the approvals and confirm states of docs/reference/confirmation.md.
 var approvalTests = []suiteTest{
 	{"ApprovalCreateGet", testApprovalCreateGet},
 	{"ApprovalDecide", testApprovalDecide},

@@ -11,7 +11,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// fileTests are the tests of files (SPEC §7.1, §9).
+// fileTests are the tests of files (docs/reference/rest.md#wire-forms, docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool).
 var fileTests = []suiteTest{
 	{"FileCreateGet", testFileCreateGet},
 	{"FileSettle", testFileSettle},

@@ -1,5 +1,5 @@
 // Package storetest is the behavioural test suite of core/store. Every
-// back-end runs all of it (STYLE §7): core/store's sqlite_test.go and
+// back-end runs all of it (SQL is written once for both databases): core/store's sqlite_test.go and
 // postgres_test.go each call Run once.
 //
 // It must not: reach into a back-end (it uses the public API of store, plus

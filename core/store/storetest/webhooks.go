@@ -13,7 +13,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// webhookTests are the tests of webhooks, events and deliveries (SPEC §7.5).
+// webhookTests are the tests of webhooks, events and deliveries (docs/files-webhooks-limits.md#webhooks).
 var webhookTests = []suiteTest{
 	{"WebhookCRUD", testWebhookCRUD},
 	{"WebhookLimit", testWebhookLimit},

@@ -3,11 +3,11 @@
 // when it tests a server — test_* tools, test://… resources and a template,
 // test_* prompts and their completions, and the tools that ask the client
 // for input (SEP-2322 input_required results) — as a WebAssembly bundle
-// served by the real host (SPEC §14).
+// served by the real host (docs/reference/mcp.md#conformance).
 //
 // It owns: answering those fixtures as the suite's reference
 // everything-server does, with what a stateless server without streams can
-// give (SPEC §1). Tools that would log, report progress or close a stream
+// give (docs/reference/mcp.md#endpoint-and-transport). Tools that would log, report progress or close a stream
 // mid-call only run; tools that need the client answer input_required, and
 // the host turns that into -32021 when the client did not declare the
 // capability (every era-2025 client, since nothing is remembered from
@@ -31,7 +31,7 @@ import "github.com/kobana/kadu/sdk/go/kadu"
 var bundle = kadu.Bundle{
 	Name:        "conformance",
 	Version:     "1.0.0",
-	Description: "Test-only fixtures of the official MCP conformance suite (SPEC §14); never enable in production.",
+	Description: "Test-only fixtures of the official MCP conformance suite (docs/reference/mcp.md#conformance); never enable in production.",
 	Routes:      []string{},
 }
 

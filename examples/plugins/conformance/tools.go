@@ -18,7 +18,7 @@ var (
 	// with whatever token the proxy in front of the server adds.
 	anyReader = kadu.Access{MinRole: kadu.RoleViewer, Scope: kadu.ScopeRead}
 	// Fixtures change nothing, so the host never asks to confirm them
-	// (SPEC §8 confirms only destructive tools).
+	// (docs/reference/confirmation.md confirms only destructive tools).
 	readOnly = &kadu.Annotations{ReadOnly: true, Idempotent: true}
 	// noArgs is the reference server's schema for a tool without
 	// arguments. It does not forbid extra members: the suite sends some.

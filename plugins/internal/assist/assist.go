@@ -1,7 +1,7 @@
 // Package assist holds what the first-party bundles' prompts and
 // completions share: fencing API output as data inside a prompt, checking
 // the ids people type, and turning one page of a list route into
-// completion values (SPEC §4).
+// completion values (docs/reference/mcp.md#resources-prompts-and-completions).
 //
 // It owns no route and no rule: every value comes from the Kadu API, asked
 // as the caller, so a caller is only ever offered what the API lets them

@@ -14,7 +14,7 @@ type Item struct {
 	Name string `json:"name"`
 }
 
-// page is one page of a list route (SPEC §7.3).
+// page is one page of a list route (docs/reference/rest.md#conventions).
 type page struct {
 	Data []Item `json:"data"`
 	Meta struct {

@@ -1,4 +1,4 @@
-// Package spectest holds the tool catalogue of SPEC §7.4 as data, and the
+// Package spectest holds the tool catalogue of docs/reference/bundles.md#tool-catalogue as data, and the
 // checks the tests of every first-party bundle run against it: the tools a
 // group must have, their hints, access and schemas, and the request each
 // one makes.
@@ -9,7 +9,8 @@ package spectest
 
 import "strings"
 
-// Row is one tool of SPEC §7.4, with the access of its route (§7.2).
+// Row is one tool of docs/reference/bundles.md#tool-catalogue, with the access of its route
+// (docs/reference/rest.md#routes).
 type Row struct {
 	Group   string // tasks, executions, files or webhooks
 	Tool    string
@@ -37,7 +38,7 @@ func (r Row) HasID() bool { return strings.Contains(r.Path, "{id}") }
 
 const key = "key-1"
 
-// Catalogue is SPEC §7.4, in its order.
+// Catalogue is docs/reference/bundles.md#tool-catalogue, in its order.
 var Catalogue = []Row{
 	{Group: "tasks", Tool: "kadu_tasks_list", Method: "GET", Path: "/tasks", R: true, I: true, MinRole: "viewer", Scope: "read",
 		Args: map[string]any{"q": "conciliação diária", "limit": 5}, Query: "limit=5&q=concilia%C3%A7%C3%A3o+di%C3%A1ria"},
@@ -107,7 +108,7 @@ func Group(group string) []Row {
 	return out
 }
 
-// idPrefixes gives the id prefix of each collection (SPEC §7.1).
+// idPrefixes gives the id prefix of each collection (docs/reference/rest.md#wire-forms).
 var idPrefixes = map[string]string{
 	"tasks": "tsk_", "executions": "exe_", "files": "file_", "webhooks": "whk_",
 	"webhook_deliveries": "dlv_", "approvals": "apr_",

@@ -11,7 +11,7 @@ import (
 )
 
 // CheckManifest checks that m offers exactly the tools of group, each with
-// the hints, access, route and argument conventions of SPEC §5 and §7.
+// the hints, access, route and argument conventions of docs/reference/mcp.md#tools, docs/reference/rest.md.
 func CheckManifest(t *testing.T, m *kadutest.Manifest, group string) {
 	t.Helper()
 	rows := Group(group)
@@ -73,7 +73,7 @@ func CheckManifest(t *testing.T, m *kadutest.Manifest, group string) {
 }
 
 // UntrustedMentioned checks that the descriptions of tools returning
-// untrusted data (SPEC §7.3) say so.
+// untrusted data (docs/reference/rest.md#conventions) say so.
 func UntrustedMentioned(t *testing.T, m *kadutest.Manifest, tools ...string) {
 	t.Helper()
 	for _, name := range tools {

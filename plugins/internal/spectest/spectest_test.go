@@ -8,8 +8,8 @@ import (
 )
 
 // TestBundlesTogetherServeTheCatalogue loads the four first-party bundles
-// as Kadu does and checks that, together, they offer every tool of SPEC
-// §7.4 exactly once, with no name, URI or template declared twice (the
+// as Kadu does and checks that, together, they offer every tool of
+// docs/reference/bundles.md#tool-catalogue exactly once, with no name, URI or template declared twice (the
 // host would refuse the second bundle).
 func TestBundlesTogetherServeTheCatalogue(t *testing.T) {
 	var ms []*kadutest.Manifest

@@ -16,7 +16,7 @@ export const ABI_VERSION = "kadu/v1";
  */
 export type Handler = (call: Call) => Result;
 
-/** Roles, from least to most (SPEC §6). */
+/** Roles, from least to most (docs/reference/auth.md). */
 export namespace Role {
   export const Viewer = "viewer";
   export const Member = "member";

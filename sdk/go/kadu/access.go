@@ -2,7 +2,7 @@ package kadu
 
 import "fmt"
 
-// Role is a person's role in their organisation (SPEC §6), from least to
+// Role is a person's role in their organisation (docs/reference/auth.md), from least to
 // most: viewer, member, admin, owner.
 type Role string
 

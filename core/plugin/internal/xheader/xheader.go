@@ -1,5 +1,5 @@
 // Package xheader derives the x-mcp-header parameters of a tool's
-// inputSchema and enforces their rules (seed 004 §5). It owns nothing else.
+// inputSchema and enforces their rules (docs/reference/mcp.md#era-2026-07-28-headers). It owns nothing else.
 package xheader
 
 import (
@@ -27,7 +27,7 @@ var (
 )
 
 // Params derives the x-mcp-header parameters of an inputSchema and
-// enforces their rules (seed 004 §5): the value is a non-empty HTTP token,
+// enforces their rules (docs/reference/mcp.md#era-2026-07-28-headers): the value is a non-empty HTTP token,
 // unique case-insensitively in the schema; the parameter's type is exactly
 // "string", "integer" or "boolean"; and it is reachable from the root
 // through a chain of "properties" keys only — not through array keywords,

@@ -1,4 +1,4 @@
--- Files (SPEC §7.1, §9), PostgreSQL 15. Keep in step with
+-- Files (docs/reference/rest.md#wire-forms, docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool), PostgreSQL 15. Keep in step with
 -- ../sqlite/00002_files.sql: same columns and indexes; only the types differ.
 -- Conventions as in 00001_init.sql (COLLATE "C" on ids, timestamptz).
 --

@@ -1,4 +1,4 @@
--- Shared rate-limit state (SPEC §11, core/ratelimit): one row per limited key
+-- Shared rate-limit state (docs/reference/limits.md#rate-limits, core/ratelimit): one row per limited key
 -- ("org:<id>", "ip:<addr>"), holding the GCRA theoretical arrival time (TAT)
 -- in microseconds since the Unix epoch. The limit itself is not stored: each
 -- check passes it, so a plan change applies to the next request.

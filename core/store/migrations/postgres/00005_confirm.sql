@@ -1,4 +1,4 @@
--- Confirmation of destructive tools (SPEC §8), PostgreSQL 15. Keep in step
+-- Confirmation of destructive tools (docs/reference/confirmation.md), PostgreSQL 15. Keep in step
 -- with ../sqlite/00005_confirm.sql: same tables, columns and indexes; only
 -- the types differ.
 --

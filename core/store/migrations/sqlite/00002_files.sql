@@ -1,4 +1,4 @@
--- Files (SPEC §7.1, §9), SQLite. Keep in step with ../postgres/00002_files.sql:
+-- Files (docs/reference/rest.md#wire-forms, docs/files-webhooks-limits.md#files-presigned-urls-never-bytes-in-a-tool), SQLite. Keep in step with ../postgres/00002_files.sql:
 -- same columns and indexes; only the types differ. Conventions as in
 -- 00001_init.sql (STRICT, fixed-width UTC text times).
 --

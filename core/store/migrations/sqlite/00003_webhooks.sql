@@ -1,4 +1,4 @@
--- Webhooks, events and deliveries (SPEC §7.1, §7.5), SQLite. Keep in step
+-- Webhooks, events and deliveries (docs/reference/rest.md#wire-forms, docs/files-webhooks-limits.md#webhooks), SQLite. Keep in step
 -- with ../postgres/00003_webhooks.sql: same tables, columns and indexes;
 -- only the types differ.
 --

@@ -1,4 +1,4 @@
--- Confirmation of destructive tools (SPEC §8), SQLite. Keep in step with
+-- Confirmation of destructive tools (docs/reference/confirmation.md), SQLite. Keep in step with
 -- ../postgres/00005_confirm.sql: same tables, columns and indexes; only the
 -- types differ.
 --

@@ -128,7 +128,7 @@ var (
 // Check applies the load rules of sdk/ABI.md §10 and returns every
 // failure, each naming the member, joined. It is stricter than the host in
 // one place: every tool must carry all four hints as explicit booleans,
-// with openWorldHint false (SPEC §5), where the host would fill omitted
+// with openWorldHint false (docs/reference/mcp.md#tools), where the host would fill omitted
 // ones with safe defaults.
 func (m *Manifest) Check() error {
 	var errs []error

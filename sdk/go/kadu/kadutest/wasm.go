@@ -38,7 +38,7 @@ var cache = sync.OnceValue(func() wazero.CompilationCache {
 
 // Wasm loads the bundle module at path (see BuildWasm) under wazero, served
 // by host h, after checking its exports and imports against sdk/ABI.md §2.
-// It reads and checks the manifest, failing t on every rule of §10 it
+// It reads and checks the manifest, failing t on every rule of sdk/ABI.md §10 it
 // breaks. The runtime is closed when t ends.
 func Wasm(t testing.TB, path string, h *Host) *Bundle {
 	t.Helper()

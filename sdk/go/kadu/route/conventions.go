@@ -9,7 +9,7 @@ import (
 	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
 )
 
-// Conventions of the Kadu API (SPEC §7.3) as schema properties, so that
+// Conventions of the Kadu API (docs/reference/rest.md#conventions) as schema properties, so that
 // every tool describes them the same way.
 var (
 	// IdempotencyKey is the idempotency_key every write accepts.

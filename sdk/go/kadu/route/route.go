@@ -11,7 +11,7 @@
 //
 // It must not: add business rules. The API validates, authorises and
 // decides; a mirror only carries the request there and the answer back,
-// so that a tool cannot diverge from the route it mirrors (SPEC §10).
+// so that a tool cannot diverge from the route it mirrors (docs/reference/bundles.md#api-calls).
 package route
 
 import (
