@@ -14,7 +14,7 @@ import (
 	"github.com/kobana/kadu/core/store"
 )
 
-// Answer schemas of a pause whose runner gave none (PLAYBOOKS.md).
+// Answer schemas of a pause whose runner gave none (core/agent/PLAYBOOKS.md).
 var (
 	defaultQuestionSchema = json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)
 	defaultApprovalSchema = json.RawMessage(`{"type":"object","properties":{"approved":{"type":"boolean"},"comment":{"type":"string"}},"required":["approved"]}`)

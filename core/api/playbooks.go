@@ -18,8 +18,8 @@ func (a *API) playbookRoutes() []route {
 	}
 }
 
-// playbooksJSON is GET /playbooks. reference is Markdown (PLAYBOOKS.md of
-// core/agent): step types, their parameters and their fixed costs.
+// playbooksJSON is GET /playbooks. reference is Markdown
+// (core/agent/PLAYBOOKS.md): step types, their parameters and their fixed costs.
 type playbooksJSON struct {
 	Runner    string `json:"runner"`
 	MediaType string `json:"media_type"`
