@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Problem is one reference that does not resolve.
@@ -27,11 +28,15 @@ func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Lin
 // Repository is the set of files a reference may point at: what git
 // tracks, plus new files not ignored, so that a check run before a commit
 // sees the files about to be added.
+//
+// A Repository is safe for concurrent use once OpenRepository returns.
 type Repository struct {
-	Root    string
-	files   map[string]bool // slash paths
-	dirs    map[string]bool
-	anchors map[string]map[string]bool
+	Root  string
+	files map[string]bool // slash paths; fixed at creation
+	dirs  map[string]bool // fixed at creation
+
+	mu      sync.Mutex
+	anchors map[string]map[string]bool // by Markdown file, filled on first use
 }
 
 // skipped are files whose text is not prose: fuzz corpora and the
@@ -204,17 +209,28 @@ func (r *Repository) checkAnchor(file, anchor, target string) string {
 	if anchor == "" || !strings.HasSuffix(file, ".md") {
 		return ""
 	}
-	anchors, ok := r.anchors[file]
-	if !ok {
-		data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(file)))
-		if err != nil {
-			return fmt.Sprintf("%q: read %s: %v", target, file, err)
-		}
-		anchors = Anchors(string(data))
-		r.anchors[file] = anchors
+	anchors, err := r.anchorsOf(file)
+	if err != nil {
+		return fmt.Sprintf("%q: %v", target, err)
 	}
 	if anchors[strings.ToLower(anchor)] || anchors[anchor] {
 		return ""
 	}
 	return fmt.Sprintf("%q: %s has no heading with anchor #%s; link to an existing heading (GitHub slug: lower case, punctuation dropped, spaces to hyphens)", target, file, anchor)
+}
+
+// anchorsOf returns the anchors of the Markdown file, reading it once.
+func (r *Repository) anchorsOf(file string) (map[string]bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.anchors[file]; ok {
+		return a, nil
+	}
+	data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(file)))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	a := Anchors(string(data))
+	r.anchors[file] = a
+	return a, nil
 }
