@@ -69,3 +69,17 @@ func Slug(heading string) string {
 	}
 	return b.String()
 }
+
+var numberedHeading = regexp.MustCompile(`^ {0,3}#{1,6}[ \t]+(\d+)\.[ \t]`)
+
+// Sections returns the numbers of a Markdown document's numbered headings
+// ("## 9. Input required, and state" is section "9").
+func Sections(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, line := range strings.Split(blankFences(text), "\n") {
+		if m := numberedHeading.FindStringSubmatch(line); m != nil {
+			out[m[1]] = true
+		}
+	}
+	return out
+}

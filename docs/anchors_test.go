@@ -31,3 +31,12 @@ func TestAnchors(t *testing.T) {
 		t.Errorf("Anchors = %v, want %v", got, want)
 	}
 }
+
+func TestSections(t *testing.T) {
+	doc := "# The ABI\n\n## 1. Shape, and why\n\n### 6.1 not a section\n\n## 10. Manifest JSON\n\n```\n## 11. in a fence\n```\n"
+	got := slices.Sorted(maps.Keys(Sections(doc)))
+	want := []string{"1", "10"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Sections = %v, want %v", got, want)
+	}
+}

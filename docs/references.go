@@ -21,6 +21,9 @@ const (
 	// Outside cites a document that was never part of the repository
 	// (a specification, style guide or design notes kept elsewhere).
 	Outside
+	// Section is a numbered section of the bundle ABI, "sdk/ABI.md §9" or
+	// "ABI §9": Target is "sdk/ABI.md §9".
+	Section
 )
 
 func (k Kind) String() string {
@@ -31,6 +34,8 @@ func (k Kind) String() string {
 		return "path"
 	case Outside:
 		return "outside"
+	case Section:
+		return "section"
 	}
 	return "unknown"
 }
@@ -41,6 +46,9 @@ type Reference struct {
 	Kind   Kind   // what it is
 	Target string // Link, Path: the target as written (path and #anchor); Outside: the phrase
 }
+
+// ABIPath is the bundle ABI, whose numbered sections code and docs cite.
+const ABIPath = "sdk/ABI.md"
 
 // outsideDocuments are citations of documents that are not in the
 // repository. A reader cannot follow them: say the fact, or point at
@@ -67,6 +75,10 @@ var (
 	mdLinkPattern = regexp.MustCompile(`\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)`)
 	// mdDefinitionPattern matches a link reference definition.
 	mdDefinitionPattern = regexp.MustCompile(`(?m)^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$`)
+	// abiSectionPattern matches citations of numbered sections of
+	// sdk/ABI.md, several in a row included ("sdk/ABI.md §4, §5").
+	abiSectionPattern = regexp.MustCompile("\\b(?:sdk/)?ABI(?:\\.md)?`? ?(§ ?\\d+(?:(?:, | and )§ ?\\d+)*)")
+	sectionNumber     = regexp.MustCompile(`\d+`)
 	// codeSpanPattern matches inline code on one line.
 	codeSpanPattern = regexp.MustCompile("(`+)[^`\n]+?(`+)")
 )
@@ -88,6 +100,13 @@ func Extract(name, text string) []Reference {
 	for i, line := range strings.Split(prose, "\n") {
 		// Cheap tests first: regular expressions on every line of every
 		// file would take seconds.
+		if strings.Contains(line, "ABI") {
+			for _, m := range abiSectionPattern.FindAllStringSubmatch(line, -1) {
+				for _, n := range sectionNumber.FindAllString(m[1], -1) {
+					refs = append(refs, Reference{Line: i + 1, Kind: Section, Target: ABIPath + " §" + n})
+				}
+			}
+		}
 		outside := strings.Contains(line, "SPEC") || strings.Contains(line, "DESIGN") || strings.Contains(line, "STYLE") ||
 			strings.Contains(line, "shared") || strings.Contains(line, "eed")
 		if !outside && !strings.Contains(line, ".md") {

@@ -146,6 +146,15 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
+			name: "numbered sections of the ABI",
+			file: "sdk/c/kadu.h",
+			text: "/* sdk/ABI.md §4, §5 and §9 */\n// ABI §10; `sdk/ABI.md` §6\n// RFC 9110 §12.5.1, the SABI §3\n",
+			want: []Reference{
+				{1, Section, "sdk/ABI.md §4"}, {1, Section, "sdk/ABI.md §5"}, {1, Section, "sdk/ABI.md §9"}, {1, Path, "sdk/ABI.md"},
+				{2, Section, "sdk/ABI.md §10"}, {2, Section, "sdk/ABI.md §6"}, {2, Path, "sdk/ABI.md"},
+			},
+		},
+		{
 			name: "words that only look like outside documents",
 			file: "x.go",
 			text: "// fails BY DESIGN; CHEQUE ESPECIAL; go test runs the seeds; maphash.MakeSeed()\n",

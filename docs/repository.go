@@ -35,8 +35,14 @@ type Repository struct {
 	files map[string]bool // slash paths; fixed at creation
 	dirs  map[string]bool // fixed at creation
 
-	mu      sync.Mutex
-	anchors map[string]map[string]bool // by Markdown file, filled on first use
+	mu   sync.Mutex
+	docs map[string]*document // by Markdown file, filled on first use
+}
+
+// document is what references into one Markdown file may name.
+type document struct {
+	anchors  map[string]bool // GitHub heading slugs and explicit anchors
+	sections map[string]bool // numbers of numbered headings
 }
 
 // skipped are files whose text is not prose: fuzz corpora and the
@@ -53,7 +59,7 @@ func OpenRepository(ctx context.Context, root string) (*Repository, error) {
 			return nil, fmt.Errorf("list the files under %s: %w", root, err)
 		}
 	}
-	r := &Repository{Root: root, files: map[string]bool{}, dirs: map[string]bool{".": true}, anchors: map[string]map[string]bool{}}
+	r := &Repository{Root: root, files: map[string]bool{}, dirs: map[string]bool{".": true}, docs: map[string]*document{}}
 	for _, n := range names {
 		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(n))); err != nil {
 			continue // deleted in the work tree, not yet in the index
@@ -151,6 +157,8 @@ func (r *Repository) resolve(name string, ref Reference) string {
 		return r.resolveLink(name, ref.Target)
 	case Path:
 		return r.resolvePath(name, ref.Target)
+	case Section:
+		return r.resolveSection(ref.Target)
 	}
 	return ""
 }
@@ -209,28 +217,47 @@ func (r *Repository) checkAnchor(file, anchor, target string) string {
 	if anchor == "" || !strings.HasSuffix(file, ".md") {
 		return ""
 	}
-	anchors, err := r.anchorsOf(file)
+	doc, err := r.document(file)
 	if err != nil {
 		return fmt.Sprintf("%q: %v", target, err)
 	}
-	if anchors[strings.ToLower(anchor)] || anchors[anchor] {
+	if doc.anchors[strings.ToLower(anchor)] || doc.anchors[anchor] {
 		return ""
 	}
 	return fmt.Sprintf("%q: %s has no heading with anchor #%s; link to an existing heading (GitHub slug: lower case, punctuation dropped, spaces to hyphens)", target, file, anchor)
 }
 
-// anchorsOf returns the anchors of the Markdown file, reading it once.
-func (r *Repository) anchorsOf(file string) (map[string]bool, error) {
+// document returns the anchors and sections of the Markdown file, reading
+// it once.
+func (r *Repository) document(file string) (*document, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if a, ok := r.anchors[file]; ok {
-		return a, nil
+	if d, ok := r.docs[file]; ok {
+		return d, nil
 	}
 	data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(file)))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
-	a := Anchors(string(data))
-	r.anchors[file] = a
-	return a, nil
+	text := string(data)
+	d := &document{anchors: Anchors(text), sections: Sections(text)}
+	r.docs[file] = d
+	return d, nil
+}
+
+// resolveSection checks that "sdk/ABI.md §N" names a numbered heading
+// ("## N. …") of the ABI.
+func (r *Repository) resolveSection(target string) string {
+	file, n, _ := strings.Cut(target, " §")
+	if !r.files[file] {
+		return fmt.Sprintf("%s cites %s, which does not exist in the repository", target, file)
+	}
+	doc, err := r.document(file)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", target, err)
+	}
+	if !doc.sections[n] {
+		return fmt.Sprintf("%s: %s has no section %s; cite an existing numbered heading", target, file, n)
+	}
+	return ""
 }

@@ -25,6 +25,8 @@ func TestCheck(t *testing.T) {
 	write("docs/reference/mcp.md", "# MCP\n\n## Order of checks\n")
 	write("core/mcp/RATIONALE.md", "# why\n")
 	write("config/kadu.yaml", "a: 1\n")
+	write("sdk/ABI.md", "# ABI\n\n## 9. Input required\n")
+	write("sdk/c/kadu.h", "/* sdk/ABI.md §9 */\n/* ABI §12 */\n")
 	write("bin/kadu.md", "# built, not in the repository\n")
 	write("core/mcp/doc.go", strings.Join([]string{
 		"// docs/reference/mcp.md#order-of-checks and RATIONALE.md: fine",
@@ -49,6 +51,9 @@ func TestCheck(t *testing.T) {
 			"core/mcp/doc.go:3: docs/reference/auth.md names a document that does not exist",
 			"core/mcp/doc.go:4: \"SPEC" + " §\" cites a document that is not in the repository",
 			"core/mcp/doc.go:5: bin/kadu.md names a document that does not exist",
+		},
+		"sdk/c/kadu.h": {
+			"sdk/c/kadu.h:2: sdk/ABI.md §12: sdk/ABI.md has no section 12",
 		},
 		"docs/guide.md": {
 			"docs/guide.md:2: link \"reference/limits.md\": docs/reference/limits.md does not exist",
