@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/seal"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -92,7 +93,8 @@ type Options struct {
 	Guard Guard
 
 	// SealKey seals the page's cookies and form tokens: 32 bytes shared by
-	// every replica, so that any of them can serve any step. Required.
+	// every replica, so that any of them can serve any step, and used for
+	// nothing else (derive it with seal.DeriveKey). Required.
 	SealKey []byte
 
 	// Logger receives sign-ins and decisions, never a token, code or
@@ -110,7 +112,7 @@ type Options struct {
 // Defaults for Options.
 const (
 	defaultHTTPTimeout = 10 * time.Second
-	sealKeyLen         = 32
+	sealKeyLen         = seal.KeyLen
 )
 
 func defaultScopes() []string { return []string{auth.ScopeRead} }
