@@ -20,7 +20,7 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input_schema is not JSON: %w", err)
 	}
-	s, err := schema.Compile("kadu:input_schema", doc)
+	s, err := schema.Compile("input_schema", doc)
 	if err != nil {
 		return nil, fmt.Errorf("input_schema: %w", err)
 	}

@@ -62,7 +62,8 @@ func (sc *schemaCache) get(raw json.RawMessage) *jsonschema.Schema {
 	return s
 }
 
-const schemaURL = "kadu:confirm/inputSchema"
+// schemaName names the schema in compile errors (core/schema).
+const schemaName = "inputSchema"
 
 // compileSchema compiles an inputSchema with the options the plugin host
 // uses (core/schema); nil if it does not compile.
@@ -71,7 +72,7 @@ func compileSchema(raw json.RawMessage) *jsonschema.Schema {
 	if err != nil {
 		return nil
 	}
-	s, err := schema.Compile(schemaURL, doc)
+	s, err := schema.Compile(schemaName, doc)
 	if err != nil {
 		return nil
 	}

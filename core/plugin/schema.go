@@ -17,7 +17,8 @@ type compiledSchema struct {
 	passed passedSet // documents that passed, see check
 }
 
-const schemaURL = "kadu:plugin/schema"
+// schemaName names a tool schema in compile errors (core/schema).
+const schemaName = "tool_schema"
 
 // compileToolSchema compiles a tool schema with the host's options
 // (core/schema: JSON Schema 2020-12, format assertions, no reference
@@ -35,7 +36,7 @@ func compileToolSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if t, _ := obj["type"].(string); t != "object" {
 		return nil, errors.New(`want "type": "object" at the root`)
 	}
-	s, err := schema.Compile(schemaURL, doc)
+	s, err := schema.Compile(schemaName, doc)
 	if err != nil {
 		return nil, fmt.Errorf("does not compile as JSON Schema 2020-12: %w", err)
 	}

@@ -25,14 +25,16 @@ func Parse(raw []byte) (any, error) {
 	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 }
 
-// Compile compiles doc (as Parse returns it) under url, which names the
-// schema in the library's errors. The error is the library's, for the
-// caller to prefix with what the schema is.
-func Compile(url string, doc any) (*jsonschema.Schema, error) {
+// Compile compiles doc (as Parse returns it). name says what the schema
+// is ("input_schema"): the library's errors call the schema "kadu:<name>",
+// and a reference outside it is refused as "<name> may not reference …".
+// The error is the library's, for the caller to prefix.
+func Compile(name string, doc any) (*jsonschema.Schema, error) {
+	url := "kadu:" + name
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	c.UseLoader(noLoader{})
+	c.UseLoader(noLoader{name: name})
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
@@ -41,10 +43,10 @@ func Compile(url string, doc any) (*jsonschema.Schema, error) {
 
 // noLoader refuses every reference the compiler would load: a schema must
 // be self-contained.
-type noLoader struct{}
+type noLoader struct{ name string }
 
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("$ref %s is outside the schema: schemas must be self-contained", url)
+func (l noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s may not reference %s: schemas must be self-contained", l.name, url)
 }
 
 // Failure is one location where an instance does not match.

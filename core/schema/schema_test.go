@@ -30,7 +30,7 @@ func TestCompileOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Compile("kadu:test", parse(t, tt.schema))
+			s, err := Compile("test", parse(t, tt.schema))
 			if want, ok := strings.CutPrefix(tt.wantErr, "compile: "); ok {
 				if err == nil || !strings.Contains(err.Error(), want) {
 					t.Fatalf("Compile() error %v, want one containing %q", err, want)
@@ -55,7 +55,7 @@ func TestCompileOptions(t *testing.T) {
 }
 
 func TestValidateNamesEveryLocationSorted(t *testing.T) {
-	s, err := Compile("kadu:test", parse(t, `{"type":"object","properties":{"b":{"type":"string"},"a/x":{"type":"integer"}},"required":["c"]}`))
+	s, err := Compile("test", parse(t, `{"type":"object","properties":{"b":{"type":"string"},"a/x":{"type":"integer"}},"required":["c"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
