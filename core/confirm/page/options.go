@@ -98,7 +98,7 @@ type Options struct {
 	SealKey []byte
 
 	// Logger receives sign-ins and decisions, never a token, code or
-	// cookie. Default slog.Default().
+	// cookie. Nil discards: the caller passes its logger.
 	Logger *slog.Logger
 
 	// Now is the clock. Default time.Now.
@@ -124,7 +124,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Scopes = defaultScopes()
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler) // never the process-wide default
 	}
 	if o.Now == nil {
 		o.Now = time.Now
