@@ -179,7 +179,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	if a.confirm, err = confirm.New(confirm.Options{
 		Next:           catalog,
 		Store:          a.backend.db,
-		Keys:           confirmKeys(cfg, a.backend.key),
+		Keys:           a.backend.keys.confirmState,
 		PublicURL:      cfg.PublicOrigin(),
 		StateTTL:       cfg.Confirm.StateTTL,
 		ApprovalTTL:    cfg.Confirm.ApprovalTTL,

@@ -26,7 +26,7 @@ func (a *App) mountApprovalPage(v *auth.Verifier, origins *origin.Policy) (*page
 		Approvals:    a.confirm,
 		Describe:     a.confirm.Explain,
 		Guard:        origins,
-		SealKey:      subKey(a.backend.key, "approval-page"),
+		SealKey:      a.backend.keys.approvalPage,
 		Logger:       a.log,
 	}
 	if a.dev != nil {

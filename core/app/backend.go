@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -20,6 +18,7 @@ import (
 	"github.com/kobana/kadu/core/jobs"
 	"github.com/kobana/kadu/core/metrics"
 	"github.com/kobana/kadu/core/ratelimit"
+	"github.com/kobana/kadu/core/seal"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/tracing"
 )
@@ -30,7 +29,7 @@ type backend struct {
 	db      *store.DB
 	queue   *jobs.Queue
 	blobs   *blob.Bucket
-	key     []byte // master signing key; use subKey
+	keys    useKeys // derived from the master signing key
 	limiter *ratelimit.Limiter
 }
 
@@ -43,10 +42,14 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 			b.close()
 		}
 	}()
-	if b.key, err = signingKey(cfg); err != nil {
+	master, err := signingKey(cfg)
+	if err != nil {
 		return nil, err
 	}
-	keys, err := secretKeys(cfg, b.key)
+	if b.keys, err = deriveUseKeys(cfg, master); err != nil {
+		return nil, err
+	}
+	keys, err := secretKeys(cfg, master)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +63,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 	b.blobs, err = blob.Open(ctx, blob.Options{
 		URL:        cfg.FilesURL(),
 		PublicURL:  cfg.PublicOrigin() + blobsPath,
-		SigningKey: subKey(b.key, "blob-urls"),
+		SigningKey: b.keys.blobURLs,
 		Logger:     log,
 	})
 	if err != nil {
@@ -130,27 +133,46 @@ func executionJSON(db *store.DB, cfg *config.Config) func(store.Execution) json.
 	}
 }
 
-// confirmKeys is the key ring of in-chat confirmations: one key per
-// confirm.sealing_keys entry (the first seals), or one derived from the
-// master key.
-func confirmKeys(cfg *config.Config, master []byte) [][]byte {
-	entries := cfg.Confirm.SealingKeyList()
-	if len(entries) == 0 {
-		return [][]byte{subKey(master, "confirm-state")}
-	}
-	keys := make([][]byte, len(entries))
-	for i, e := range entries {
-		keys[i] = subKey([]byte(e), "confirm-state")
-	}
-	return keys
+// useKeys are the keys of each use of the master signing key, derived
+// apart (seal.DeriveKey) so that a cursor signature can never pass for a
+// blob URL signature, nor a plugin state open as a confirmation.
+type useKeys struct {
+	blobURLs     []byte
+	apiCursors   []byte
+	approvalPage []byte
+	pluginState  []byte
+	// confirmState is the key ring of in-chat confirmations: one key per
+	// confirm.sealing_keys entry (the first seals), or one derived from the
+	// master key.
+	confirmState [][]byte
 }
 
-// subKey derives the key of one use from the master signing key, so that
-// a cursor signature can never pass for a blob URL signature.
-func subKey(master []byte, use string) []byte {
-	m := hmac.New(sha256.New, master)
-	m.Write([]byte("kadu/" + use + "/v1"))
-	return m.Sum(nil)
+// deriveUseKeys derives every useKeys from master and
+// confirm.sealing_keys. The info strings are part of what was signed or
+// sealed: changing one invalidates the cursors, URLs and states in flight.
+func deriveUseKeys(cfg *config.Config, master []byte) (useKeys, error) {
+	var k useKeys
+	var errs []error
+	derive := func(m []byte, use string) []byte {
+		key, err := seal.DeriveKey(m, "kadu/"+use+"/v1")
+		errs = append(errs, err)
+		return key
+	}
+	k.blobURLs = derive(master, "blob-urls")
+	k.apiCursors = derive(master, "api-cursors")
+	k.approvalPage = derive(master, "approval-page")
+	k.pluginState = derive(master, "plugin-state")
+	entries := cfg.Confirm.SealingKeyList()
+	if len(entries) == 0 {
+		k.confirmState = [][]byte{derive(master, "confirm-state")}
+	}
+	for _, e := range entries {
+		k.confirmState = append(k.confirmState, derive([]byte(e), "confirm-state"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return useKeys{}, fmt.Errorf("api.signing_key, confirm.sealing_keys: %w", err)
+	}
+	return k, nil
 }
 
 func newRunner(cfg *config.Config, tr *tracing.Tracing) (agent.Runner, error) {
@@ -198,7 +220,7 @@ func newAPI(cfg *config.Config, b *backend, challenger api.ScopeChallenger, log 
 		DefaultPlan:       cfg.Orgs.DefaultPlan,
 		AutoProvision:     cfg.AutoProvision(),
 		ExampleTasks:      cfg.ExampleTasks(),
-		CursorKey:         subKey(b.key, "api-cursors"),
+		CursorKey:         b.keys.apiCursors,
 		Queue:             queueAdapter{b.queue},
 		Blobs:             b.blobs,
 		WebhookAllowHosts: cfg.Webhooks.AllowHosts,

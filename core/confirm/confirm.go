@@ -86,8 +86,13 @@ type Options struct {
 // answers any step. It owns no resources; Next and Store stay the caller's
 // to close.
 type Confirmer struct {
+	// next is Next, embedded so that everything but CallTool (tools,
+	// resources, prompts, completions: none destroys anything) is served
+	// by it unchanged. Unexported, so that no holder of a Confirmer can
+	// reach Next around the confirmation.
+	next
+
 	// fixed at creation
-	next        mcp.Catalog
 	db          *store.DB
 	keys        *keyRing
 	publicURL   string // no trailing slash
@@ -109,6 +114,9 @@ type Confirmer struct {
 }
 
 var _ mcp.Catalog = (*Confirmer)(nil)
+
+// next names the embedded Catalog; the alias keeps the field unexported.
+type next = mcp.Catalog
 
 // New returns a Confirmer over opts.
 func New(opts Options) (*Confirmer, error) {
@@ -252,39 +260,4 @@ func (c *Confirmer) ToolTitle(ctx context.Context, p *auth.Principal, name strin
 		}
 	}
 	return name
-}
-
-// Tools returns Next's tools.
-func (c *Confirmer) Tools(ctx context.Context, p *auth.Principal) ([]mcp.Tool, error) {
-	return c.next.Tools(ctx, p)
-}
-
-// Resources returns Next's resources.
-func (c *Confirmer) Resources(ctx context.Context, p *auth.Principal) ([]mcp.Resource, error) {
-	return c.next.Resources(ctx, p)
-}
-
-// ResourceTemplates returns Next's resource templates.
-func (c *Confirmer) ResourceTemplates(ctx context.Context, p *auth.Principal) ([]mcp.ResourceTemplate, error) {
-	return c.next.ResourceTemplates(ctx, p)
-}
-
-// ReadResource reads through Next: reads destroy nothing.
-func (c *Confirmer) ReadResource(ctx context.Context, p *auth.Principal, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	return c.next.ReadResource(ctx, p, req)
-}
-
-// Prompts returns Next's prompts.
-func (c *Confirmer) Prompts(ctx context.Context, p *auth.Principal) ([]mcp.Prompt, error) {
-	return c.next.Prompts(ctx, p)
-}
-
-// GetPrompt renders through Next.
-func (c *Confirmer) GetPrompt(ctx context.Context, p *auth.Principal, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	return c.next.GetPrompt(ctx, p, req)
-}
-
-// Complete completes through Next.
-func (c *Confirmer) Complete(ctx context.Context, p *auth.Principal, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	return c.next.Complete(ctx, p, req)
 }

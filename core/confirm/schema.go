@@ -1,18 +1,15 @@
 package confirm
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/schema"
 )
 
 // checkArguments validates call's arguments against the tool's inputSchema
@@ -65,35 +62,21 @@ func (sc *schemaCache) get(raw json.RawMessage) *jsonschema.Schema {
 	return s
 }
 
-const schemaURL = "kadu:confirm/inputSchema"
+// schemaName names the schema in compile errors (core/schema).
+const schemaName = "inputSchema"
 
-// compileSchema compiles an inputSchema as JSON Schema 2020-12 with format
-// assertions, as the plugin host does; nil if it does not compile.
+// compileSchema compiles an inputSchema with the options the plugin host
+// uses (core/schema); nil if it does not compile.
 func compileSchema(raw json.RawMessage) *jsonschema.Schema {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := schema.Parse(raw)
 	if err != nil {
 		return nil
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil
-	}
-	s, err := c.Compile(schemaURL)
+	s, err := schema.Compile(schemaName, doc)
 	if err != nil {
 		return nil
 	}
 	return s
-}
-
-// noLoader refuses every $ref outside the schema: validating must never
-// read a file or the network.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("$ref %s is outside the schema", url)
 }
 
 // validate checks args against s. The error names each failing location
@@ -102,49 +85,9 @@ func validate(s *jsonschema.Schema, args json.RawMessage) error {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	inst, err := schema.Parse(args)
 	if err != nil {
 		return fmt.Errorf("(root): not valid JSON: %w", err)
 	}
-	err = s.Validate(inst)
-	var ve *jsonschema.ValidationError
-	if err == nil || !errors.As(err, &ve) {
-		return err
-	}
-	var msgs []string
-	for _, leaf := range leaves(ve) {
-		detail := strings.TrimSpace(leaf.Error())
-		if _, after, ok := strings.Cut(detail, "': "); ok && strings.HasPrefix(detail, "at '") {
-			detail = after // the pointer already says where
-		}
-		msgs = append(msgs, pointer(leaf.InstanceLocation)+": "+detail)
-	}
-	slices.Sort(msgs)
-	return errors.New(strings.Join(slices.Compact(msgs), "; "))
-}
-
-// leaves returns the innermost errors: those that name a location and a
-// reason.
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
-}
-
-// pointer renders an instance location as an RFC 6901 JSON pointer.
-func pointer(tokens []string) string {
-	if len(tokens) == 0 {
-		return "(root)"
-	}
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
-	}
-	return b.String()
+	return schema.Validate(s, inst)
 }

@@ -1,11 +1,7 @@
 package confirm
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/canonjson"
+	"github.com/kobana/kadu/core/seal"
 )
 
 // statePrefix marks a requestState this package sealed. Anything else is
@@ -25,9 +22,9 @@ const statePrefix = "kc1."
 // about 300 bytes, so anything far longer is not one of ours.
 const maxStateLen = 2048
 
-// stateAAD binds a sealed value to this use: a bundle's requestState, or
-// anything else sealed under the same key, never opens here.
-var stateAAD = []byte("kadu/confirm/requestState/v1")
+// purposeState binds a sealed value to this use: a bundle's requestState,
+// or anything else sealed under the same key, never opens here.
+const purposeState = "kadu/confirm/requestState/v1"
 
 // errBadState is every reason a requestState does not verify. The client
 // gets one message, whatever failed.
@@ -38,29 +35,23 @@ var errBadState = errors.New("confirm: requestState does not verify")
 // keep the old one for at least StateTTL, then remove it.
 // Safe for concurrent use; immutable after newKeyRing.
 type keyRing struct {
-	aeads []cipher.AEAD // [0] seals
+	ring *seal.Ring
 }
 
 func newKeyRing(keys [][]byte) (*keyRing, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("confirm: Options.Keys is empty: give at least one 32-byte key, shared by every replica (Keys[0] seals, every key opens)")
 	}
-	r := &keyRing{}
 	for i, k := range keys {
-		if len(k) != 32 {
-			return nil, fmt.Errorf("confirm: Options.Keys[%d] has %d bytes: want 32 (AES-256)", i, len(k))
+		if len(k) != seal.KeyLen {
+			return nil, fmt.Errorf("confirm: Options.Keys[%d] has %d bytes: want %d (AES-256)", i, len(k), seal.KeyLen)
 		}
-		block, err := aes.NewCipher(k)
-		if err != nil {
-			return nil, fmt.Errorf("confirm: Options.Keys[%d]: %w", i, err)
-		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			return nil, fmt.Errorf("confirm: Options.Keys[%d]: %w", i, err)
-		}
-		r.aeads = append(r.aeads, aead)
 	}
-	return r, nil
+	r, err := seal.New(maxStateLen-len(statePrefix), keys...)
+	if err != nil {
+		return nil, fmt.Errorf("confirm: Options.Keys: %w", err)
+	}
+	return &keyRing{ring: r}, nil
 }
 
 // stateClaims is what a requestState carries: who may answer it (issuer,
@@ -87,25 +78,11 @@ type binding struct {
 
 // newBinding digests args for p's call of tool.
 func newBinding(p *auth.Principal, tool string, args json.RawMessage) (binding, error) {
-	d, err := argsDigest(args)
+	d, err := canonjson.Digest(args)
 	if err != nil {
 		return binding{}, err
 	}
 	return binding{p: p, tool: tool, digest: d}, nil
-}
-
-// argsDigest is the hex SHA-256 of the canonical JSON of args, so that
-// reordered members or 1 and 1.0 digest alike (docs/reference/confirmation.md).
-func argsDigest(args json.RawMessage) (string, error) {
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	c, err := canonjson.Transform(args)
-	if err != nil {
-		return "", fmt.Errorf("canonical arguments: %w", err)
-	}
-	sum := sha256.Sum256(c)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // newClaims returns fresh claims for b, valid for ttl from now, with a new
@@ -127,48 +104,30 @@ func (c stateClaims) matches(b binding, now time.Time) bool {
 		c.Tool == b.tool && c.Args == b.digest && now.Unix() < c.Expiry && c.Nonce != ""
 }
 
-// seal returns c sealed with the first key: statePrefix, then base64url
-// (no padding) of the GCM nonce and the ciphertext.
+// seal returns c sealed with the first key: statePrefix, then the sealed
+// value (core/seal).
 func (r *keyRing) seal(c stateClaims) (string, error) {
-	plain, err := json.Marshal(c)
+	sealed, err := r.ring.Seal(purposeState, c)
 	if err != nil {
-		return "", fmt.Errorf("confirm: sealing requestState: %w", err)
+		return "", fmt.Errorf("confirm: %w", err)
 	}
-	aead := r.aeads[0]
-	nonce := make([]byte, aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", fmt.Errorf("confirm: sealing requestState: %w", err)
-	}
-	return statePrefix + base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, stateAAD)), nil
+	return statePrefix + sealed, nil
 }
 
 // open returns the claims sealed in s under any key of the ring, or
-// errBadState. It checks authenticity only: matches checks the binding.
+// errBadState. It checks authenticity only: matches checks the binding and
+// the expiry, so that an expired state is told apart from a forged one
+// (stateClaims is not a seal.Expiring for that reason).
 func (r *keyRing) open(s string) (stateClaims, error) {
 	body, ok := strings.CutPrefix(s, statePrefix)
 	if !ok || len(s) > maxStateLen {
 		return stateClaims{}, errBadState
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil {
+	var c stateClaims
+	if err := r.ring.Open(purposeState, body, &c, time.Time{}); err != nil {
 		return stateClaims{}, errBadState
 	}
-	for _, aead := range r.aeads {
-		n := aead.NonceSize()
-		if len(raw) < n+aead.Overhead() {
-			return stateClaims{}, errBadState
-		}
-		plain, err := aead.Open(nil, raw[:n], raw[n:], stateAAD)
-		if err != nil {
-			continue // sealed with another key of the ring, or not at all
-		}
-		var c stateClaims
-		if err := json.Unmarshal(plain, &c); err != nil {
-			return stateClaims{}, errBadState
-		}
-		return c, nil
-	}
-	return stateClaims{}, errBadState
+	return c, nil
 }
 
 // isOurs reports whether a requestState is this package's to open.

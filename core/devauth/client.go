@@ -77,7 +77,7 @@ func (s *Server) checkClientSecret(clientID, secret string) bool {
 // openClient returns the client sealed in clientID.
 func (s *Server) openClient(clientID string) (*client, error) {
 	var c client
-	if err := s.sealer.open(purposeClient, clientID, &c); err != nil {
+	if err := s.sealer.Open(purposeClient, clientID, &c, s.now()); err != nil {
 		return nil, err
 	}
 	return &c, nil

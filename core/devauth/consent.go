@@ -51,7 +51,7 @@ func (s *Server) handleConsent(c echo.Context) error {
 	form := req.PostForm
 
 	var cf consentForm
-	if err := s.sealer.open(purposeConsent, form.Get("form"), &cf); err != nil || s.now().Unix() > cf.Exp {
+	if err := s.sealer.Open(purposeConsent, form.Get("form"), &cf, s.now()); err != nil {
 		return s.renderError(c, http.StatusBadRequest, oerr(errInvalidRequest, "this consent form is invalid or has expired: start signing in again from your client"))
 	}
 	cookie, err := req.Cookie(csrfCookie)
@@ -106,7 +106,7 @@ func (in consentInput) identity() (identity, string) {
 // form.
 func (s *Server) renderConsent(c echo.Context, status int, ar *authzRequest, cl *client, in consentInput, problem string) error {
 	csrf := s.csrfValue(c)
-	token, err := s.sealer.seal(purposeConsent, consentForm{
+	token, err := s.sealer.Seal(purposeConsent, consentForm{
 		Request: *ar,
 		CSRF:    csrfHash(csrf),
 		Exp:     s.now().Add(consentTTL).Unix(),

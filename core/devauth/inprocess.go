@@ -44,7 +44,7 @@ func (s *Server) RegisterClient(reg ClientRegistration) (RegisteredClient, error
 		return RegisteredClient{}, fmt.Errorf("devauth: registering client %q: %s", reg.Name, oe.Description)
 	}
 	cl.IssuedAt = s.now().Unix()
-	id, err := s.sealer.seal(purposeClient, cl)
+	id, err := s.sealer.Seal(purposeClient, cl)
 	if err != nil {
 		return RegisteredClient{}, fmt.Errorf("devauth: registering client %q: %w", reg.Name, err)
 	}

@@ -4,9 +4,7 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -217,16 +215,6 @@ func parseSealingKey(raw []byte) ([]byte, error) {
 	k, ok := jwk.Key.([]byte)
 	if !ok || len(k) != sealingKeyBytes {
 		return nil, fmt.Errorf("want a %d-byte symmetric key", sealingKeyBytes)
-	}
-	return k, nil
-}
-
-// deriveKey derives a 32-byte key for one purpose from the master key, so
-// that the sealing key and the client-secret key are independent.
-func deriveKey(master []byte, purpose string) ([]byte, error) {
-	k, err := hkdf.Key(sha256.New, master, nil, "kadu devauth v1 "+purpose, 32)
-	if err != nil {
-		return nil, fmt.Errorf("deriving %s key: %w", purpose, err)
 	}
 	return k, nil
 }

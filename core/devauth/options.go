@@ -70,7 +70,7 @@ type Options struct {
 	AutoApprove bool
 
 	// Logger receives registrations, approvals and grants (never a token,
-	// code or secret). Default slog.Default().
+	// code or secret). Nil discards: the caller passes its logger.
 	Logger *slog.Logger
 
 	// Now is the clock. Default time.Now.
@@ -104,7 +104,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.RefreshTokenTTL = defaultRefreshTokenTTL
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler) // never the process-wide default
 	}
 	if o.Now == nil {
 		o.Now = time.Now

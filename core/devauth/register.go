@@ -62,7 +62,7 @@ func (s *Server) handleRegister(c echo.Context) error {
 		return writeJSONError(c, oe, false)
 	}
 	cl.IssuedAt = s.now().Unix()
-	id, err := s.sealer.seal(purposeClient, cl)
+	id, err := s.sealer.Seal(purposeClient, cl)
 	if err != nil {
 		return fmt.Errorf("registering client: %w", err)
 	}

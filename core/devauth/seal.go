@@ -1,17 +1,12 @@
 package devauth
 
-import (
-	"crypto/aes"
-	"crypto/cipher"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"fmt"
-)
+import "time"
 
-// Purposes a sealed value is bound to (the AEAD's additional data), so a
-// value sealed for one use never opens as another: a refresh token is not a
-// code, a consent form token is not a client_id.
+// Purposes a sealed value is bound to (the additional data of core/seal),
+// so a value sealed for one use never opens as another: a refresh token is
+// not a code, a consent form token is not a client_id. They are part of
+// the format of client_ids and refresh tokens that clients keep: changing
+// one signs every client out.
 const (
 	purposeClient  = "client"
 	purposeCode    = "code"
@@ -19,60 +14,23 @@ const (
 	purposeConsent = "consent"
 )
 
-// maxSealedLen bounds what open will decode. The largest sealed value is a
-// consent form token carrying a client_id; both are bounded by the
+// maxSealedLen bounds what the server will open. The largest sealed value
+// is a consent form token carrying a client_id; both are bounded by the
 // registration limits.
 const maxSealedLen = 16 << 10
 
-var errUnsealed = errors.New("not a valid sealed value")
+// Info strings of the keys derived from the persisted master key
+// (seal.DeriveKey). Like the purposes, they are part of the format of what
+// clients keep.
+const (
+	infoSealKey   = "kadu devauth v1 seal"
+	infoSecretKey = "kadu devauth v1 client secret"
+)
 
-// sealer encrypts small JSON values into URL-safe opaque strings with
-// AES-256-GCM. It is safe for concurrent use.
-type sealer struct {
-	aead cipher.AEAD // fixed at creation
-}
+// Exp is the last second a sealed value is valid in, so it expires at the
+// next one (core/seal refuses it from then on). A client has no expiry.
+func (f *consentForm) ExpiresAt() time.Time   { return lastSecond(f.Exp) }
+func (c *codeClaims) ExpiresAt() time.Time    { return lastSecond(c.Exp) }
+func (r *refreshClaims) ExpiresAt() time.Time { return lastSecond(r.Exp) }
 
-func newSealer(key []byte) (*sealer, error) {
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("creating sealer: %w", err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("creating sealer: %w", err)
-	}
-	return &sealer{aead: aead}, nil
-}
-
-// seal returns v as JSON, encrypted and authenticated for purpose,
-// base64url without padding.
-func (s *sealer) seal(purpose string, v any) (string, error) {
-	plain, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("sealing %s: %w", purpose, err)
-	}
-	nonce := randomBytes(s.aead.NonceSize())
-	out := s.aead.Seal(nonce, nonce, plain, []byte(purpose))
-	return base64.RawURLEncoding.EncodeToString(out), nil
-}
-
-// open reverses seal into v. It fails with errUnsealed for anything not
-// sealed by this key for this purpose.
-func (s *sealer) open(purpose, sealed string, v any) error {
-	if sealed == "" || len(sealed) > maxSealedLen {
-		return errUnsealed
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(sealed)
-	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
-		return errUnsealed
-	}
-	n := s.aead.NonceSize()
-	plain, err := s.aead.Open(nil, raw[:n], raw[n:], []byte(purpose))
-	if err != nil {
-		return errUnsealed
-	}
-	if err := json.Unmarshal(plain, v); err != nil {
-		return fmt.Errorf("opening %s: %w", purpose, err)
-	}
-	return nil
-}
+func lastSecond(exp int64) time.Time { return time.Unix(exp+1, 0) }

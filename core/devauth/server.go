@@ -10,6 +10,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/labstack/echo/v4"
+
+	"github.com/kobana/kadu/core/seal"
 )
 
 // Routes, relative to the root of the echo instance and to Options.Issuer.
@@ -42,9 +44,9 @@ type Server struct {
 	now       func() time.Time
 	pubKey    jose.JSONWebKey // public half of signKey
 	signer    jose.Signer
-	sealer    *sealer // persisted key: client ids, refresh tokens, consent forms
-	codes     *sealer // per-process key: authorization codes
-	secretKey []byte  // persisted: derives client secrets
+	sealer    *seal.Ring // persisted key: client ids, refresh tokens, consent forms
+	codes     *seal.Ring // per-process key: authorization codes
+	secretKey []byte     // persisted: derives client secrets
 	pages     *pages
 
 	usedCodes       *seenSet // code ids already exchanged
@@ -67,19 +69,19 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devauth: %w", err)
 	}
-	sealKey, err := deriveKey(k.master, "seal")
+	sealKey, err := seal.DeriveKey(k.master, infoSealKey)
 	if err != nil {
 		return nil, fmt.Errorf("devauth: %w", err)
 	}
-	secretKey, err := deriveKey(k.master, "client secret")
+	secretKey, err := seal.DeriveKey(k.master, infoSecretKey)
 	if err != nil {
 		return nil, fmt.Errorf("devauth: %w", err)
 	}
-	sl, err := newSealer(sealKey)
+	sl, err := seal.New(maxSealedLen, sealKey)
 	if err != nil {
 		return nil, fmt.Errorf("devauth: %w", err)
 	}
-	codes, err := newSealer(randomBytes(32))
+	codes, err := seal.NewRandom(maxSealedLen)
 	if err != nil {
 		return nil, fmt.Errorf("devauth: %w", err)
 	}

@@ -60,7 +60,7 @@ type tokenResponse struct {
 
 // issueCode seals a code for an approved request.
 func (s *Server) issueCode(ar *authzRequest, who identity) (string, error) {
-	return s.codes.seal(purposeCode, codeClaims{
+	return s.codes.Seal(purposeCode, codeClaims{
 		ID:            rand.Text(),
 		Client:        clientHash(ar.ClientID),
 		RedirectURI:   ar.RedirectURI,
@@ -138,7 +138,7 @@ func (s *Server) exchangeCode(cl *authenticatedClient, form map[string][]string)
 	}
 	now := s.now()
 	var cc codeClaims
-	if err := s.codes.open(purposeCode, code, &cc); err != nil || now.Unix() > cc.Exp {
+	if err := s.codes.Open(purposeCode, code, &cc, now); err != nil {
 		return nil, oerr(errInvalidGrant, "the code is invalid or has expired")
 	}
 	if subtle.ConstantTimeCompare([]byte(cc.Client), []byte(clientHash(cl.ID))) != 1 {
@@ -191,7 +191,7 @@ func (s *Server) refresh(cl *authenticatedClient, form map[string][]string) (*to
 	}
 	now := s.now()
 	var rc refreshClaims
-	if err := s.sealer.open(purposeRefresh, token, &rc); err != nil || now.Unix() > rc.Exp {
+	if err := s.sealer.Open(purposeRefresh, token, &rc, now); err != nil {
 		return nil, oerr(errInvalidGrant, "the refresh token is invalid or has expired")
 	}
 	if subtle.ConstantTimeCompare([]byte(rc.Client), []byte(clientHash(cl.ID))) != 1 {
@@ -278,7 +278,7 @@ func (s *Server) respond(cl *authenticatedClient, rc *refreshClaims, scopes []st
 	next := *rc
 	next.ID = rand.Text()
 	next.Exp = s.now().Add(s.opts.RefreshTokenTTL).Unix()
-	resp.RefreshToken, err = s.sealer.seal(purposeRefresh, next)
+	resp.RefreshToken, err = s.sealer.Seal(purposeRefresh, next)
 	if err != nil {
 		s.log.Error("devauth: sealing refresh token", "error", err)
 		return nil, oerr(errServerError, "could not issue a token")

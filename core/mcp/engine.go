@@ -46,7 +46,7 @@ type Options struct {
 	ServerVersion string         // serverInfo.version; default "dev"
 	Instructions  string         // default DefaultInstructions
 	PageSize      int            // items per list page; default 100
-	Logger        *slog.Logger   // default slog.Default()
+	Logger        *slog.Logger   // the caller's logger (core/app passes its own); nil discards
 	// StoreUnavailable reports whether a catalog error means the shared
 	// store cannot take the operation now (full disk, unreachable
 	// database): the request then gets 503 -31503 store_unavailable
@@ -116,7 +116,7 @@ func New(opts Options) (*Engine, error) {
 		e.pageSize = 100
 	}
 	if e.log == nil {
-		e.log = slog.Default()
+		e.log = slog.New(slog.DiscardHandler) // never the process-wide default
 	}
 	return e, nil
 }

@@ -1,14 +1,13 @@
 package plugin
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/kobana/kadu/core/schema"
 )
 
 // compiledSchema is a tool's inputSchema or outputSchema, compiled once at
@@ -18,14 +17,15 @@ type compiledSchema struct {
 	passed passedSet // documents that passed, see check
 }
 
-const schemaURL = "kadu:plugin/schema"
+// schemaName names a tool schema in compile errors (core/schema).
+const schemaName = "tool_schema"
 
-// compileToolSchema compiles a tool schema as JSON Schema 2020-12 with
-// format assertions, refusing references outside the document (a bundle
-// must not make the host read files or the network), and requires
-// "type": "object" at the root, as MCP does.
+// compileToolSchema compiles a tool schema with the host's options
+// (core/schema: JSON Schema 2020-12, format assertions, no reference
+// outside the document, so a bundle cannot make the host read files or the
+// network), and requires "type": "object" at the root, as MCP does.
 func compileToolSchema(raw json.RawMessage) (*compiledSchema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := schema.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
@@ -36,24 +36,11 @@ func compileToolSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if t, _ := obj["type"].(string); t != "object" {
 		return nil, errors.New(`want "type": "object" at the root`)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, fmt.Errorf("does not compile: %w", err)
-	}
-	s, err := c.Compile(schemaURL)
+	s, err := schema.Compile(schemaName, doc)
 	if err != nil {
 		return nil, fmt.Errorf("does not compile as JSON Schema 2020-12: %w", err)
 	}
 	return &compiledSchema{s: s}, nil
-}
-
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("$ref %s is outside the schema: tool schemas must be self-contained", url)
 }
 
 // validate checks a JSON value against the schema. The error lists each
@@ -63,55 +50,9 @@ func (c *compiledSchema) validate(doc json.RawMessage) error {
 	if !ok {
 		// Not one JSON value: the library's decoder says what is wrong.
 		var err error
-		if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(doc)); err != nil {
+		if inst, err = schema.Parse(doc); err != nil {
 			return fmt.Errorf("(root): not valid JSON: %w", err)
 		}
 	}
-	err := c.s.Validate(inst)
-	if err == nil {
-		return nil
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err
-	}
-	var msgs []string
-	for _, leaf := range leaves(ve) {
-		ptr := pointer(leaf.InstanceLocation)
-		detail := strings.TrimSpace(leaf.Error())
-		if _, after, ok := strings.Cut(detail, "': "); ok && strings.HasPrefix(detail, "at '") {
-			detail = after // the pointer already says where
-		}
-		msgs = append(msgs, ptr+": "+detail)
-	}
-	slices.Sort(msgs)
-	return errors.New(strings.Join(slices.Compact(msgs), "; "))
-}
-
-// leaves returns the innermost errors: the ones that name a location and a
-// reason, not "doesn't validate with …".
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
-}
-
-// pointer renders an instance location as an RFC 6901 JSON pointer; the
-// root is "(root)" so that a message never starts with an empty location.
-func pointer(tokens []string) string {
-	if len(tokens) == 0 {
-		return "(root)"
-	}
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
-	}
-	return b.String()
+	return schema.Validate(c.s, inst)
 }

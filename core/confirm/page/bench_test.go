@@ -21,7 +21,7 @@ func benchPage(b *testing.B) (*echo.Echo, *http.Cookie, *env) {
 	e := echo.New()
 	env.page.Register(e)
 	c := &http.Cookie{Name: sessionCookie}
-	c.Value, _ = env.page.seal.seal(purposeSession, session{Issuer: env.issuer, Subject: "alice", OrgID: "org_acme",
+	c.Value, _ = env.page.seal.Seal(purposeSession, session{Issuer: env.issuer, Subject: "alice", OrgID: "org_acme",
 		ID: "n", Exp: env.clock.Now().Add(time.Hour).Unix()})
 	return e, c, env
 }

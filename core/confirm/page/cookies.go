@@ -56,11 +56,10 @@ type formToken struct {
 	Exp      int64  `json:"e"`
 }
 
-// matches reports whether f was issued for sess and approval id, and is
-// still valid at now.
-func (f *formToken) matches(sess *session, id string, now time.Time) bool {
-	return subtle.ConstantTimeCompare([]byte(f.Session), []byte(sess.ID)) == 1 &&
-		f.Approval == id && now.Unix() <= f.Exp
+// matches reports whether f was issued for sess and approval id (opening
+// it checked its expiry).
+func (f *formToken) matches(sess *session, id string) bool {
+	return subtle.ConstantTimeCompare([]byte(f.Session), []byte(sess.ID)) == 1 && f.Approval == id
 }
 
 // setCookie writes a page cookie; maxAge < 0 deletes it.
@@ -89,7 +88,7 @@ func (p *Page) session(c echo.Context) (*session, bool) {
 		return nil, false
 	}
 	var s session
-	if err := p.seal.open(purposeSession, ck.Value, &s); err != nil || p.now().Unix() > s.Exp {
+	if err := p.seal.Open(purposeSession, ck.Value, &s, p.now()); err != nil {
 		return nil, false
 	}
 	if s.Issuer == "" || s.Subject == "" || s.OrgID == "" || s.ID == "" {
@@ -100,7 +99,7 @@ func (p *Page) session(c echo.Context) (*session, bool) {
 
 // startSession keeps who p proved, for sessionTTL.
 func (p *Page) startSession(c echo.Context, pr *auth.Principal) error {
-	v, err := p.seal.seal(purposeSession, session{
+	v, err := p.seal.Seal(purposeSession, session{
 		Issuer:  pr.Issuer,
 		Subject: pr.Subject,
 		OrgID:   pr.OrgID,
@@ -117,5 +116,5 @@ func (p *Page) startSession(c echo.Context, pr *auth.Principal) error {
 // formFor returns the sealed form token for sess and approval id. It lives
 // as long as the session.
 func (p *Page) formFor(sess *session, id string) (string, error) {
-	return p.seal.seal(purposeForm, formToken{Session: sess.ID, Approval: id, Exp: sess.Exp})
+	return p.seal.Seal(purposeForm, formToken{Session: sess.ID, Approval: id, Exp: sess.Exp})
 }

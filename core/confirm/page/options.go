@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/seal"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -92,11 +93,12 @@ type Options struct {
 	Guard Guard
 
 	// SealKey seals the page's cookies and form tokens: 32 bytes shared by
-	// every replica, so that any of them can serve any step. Required.
+	// every replica, so that any of them can serve any step, and used for
+	// nothing else (derive it with seal.DeriveKey). Required.
 	SealKey []byte
 
 	// Logger receives sign-ins and decisions, never a token, code or
-	// cookie. Default slog.Default().
+	// cookie. Nil discards: the caller passes its logger.
 	Logger *slog.Logger
 
 	// Now is the clock. Default time.Now.
@@ -110,7 +112,7 @@ type Options struct {
 // Defaults for Options.
 const (
 	defaultHTTPTimeout = 10 * time.Second
-	sealKeyLen         = 32
+	sealKeyLen         = seal.KeyLen
 )
 
 func defaultScopes() []string { return []string{auth.ScopeRead} }
@@ -122,7 +124,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Scopes = defaultScopes()
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler) // never the process-wide default
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kobana/kadu/core/confirm"
+	"github.com/kobana/kadu/core/seal"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -40,7 +41,7 @@ type Page struct {
 	opts      Options
 	log       *slog.Logger
 	now       func() time.Time
-	seal      *sealer
+	seal      *seal.Ring
 	secure    bool // PublicURL is https: cookies get Secure
 	publicURL *url.URL
 	tmpl      *templates
@@ -55,7 +56,7 @@ func New(opts Options) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	sl, err := newSealer(opts.SealKey)
+	sl, err := seal.New(maxSealedLen, opts.SealKey)
 	if err != nil {
 		return nil, fmt.Errorf("approval page: %w", err)
 	}
@@ -158,7 +159,7 @@ func (p *Page) handlePost(c echo.Context) error {
 		return p.notice(c, http.StatusUnauthorized, l, noticeSessionExpired, id)
 	}
 	var ft formToken
-	if err := p.seal.open(purposeForm, req.PostFormValue("form"), &ft); err != nil || !ft.matches(sess, id, p.now()) {
+	if err := p.seal.Open(purposeForm, req.PostFormValue("form"), &ft, p.now()); err != nil || !ft.matches(sess, id) {
 		p.log.Warn("approval page: decision refused: form token invalid for this sign-in",
 			"approval_id", id, "subject", sess.Subject)
 		return p.notice(c, http.StatusForbidden, l, noticeFormInvalid, id)

@@ -112,7 +112,7 @@ func TestSessionCookieKeepsNoToken(t *testing.T) {
 		t.Errorf("session cookie looks like it carries a token (%d bytes)", len(ck.Value))
 	}
 	var s session
-	if err := env.page.seal.open(purposeSession, ck.Value, &s); err != nil {
+	if err := env.page.seal.Open(purposeSession, ck.Value, &s, env.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if s.Issuer != env.issuer || s.Subject != "alice" || s.OrgID != "org_acme" {

@@ -3,42 +3,33 @@ package page
 import (
 	"errors"
 	"testing"
+	"time"
+
+	"github.com/kobana/kadu/core/seal"
 )
 
-func TestSealedValuesOpenOnlyForTheirPurposeAndKey(t *testing.T) {
-	key := make([]byte, 32)
-	s, err := newSealer(key)
+func TestSealedValuesOpenOnlyForTheirPurposeUntilExpiry(t *testing.T) {
+	s, err := seal.New(maxSealedLen, make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := newSealer(append([]byte{1}, key[1:]...))
-	sealed, err := s.seal(purposeForm, formToken{Session: "n", Approval: "apr_1", Exp: 9})
+	now := time.Unix(1000, 0)
+	sealed, err := s.Seal(purposeForm, formToken{Session: "n", Approval: "apr_1", Exp: 1009})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ft formToken
-	if err := s.open(purposeForm, sealed, &ft); err != nil || ft.Approval != "apr_1" {
-		t.Fatalf("open() = %v, %+v", err, ft)
+	if err := s.Open(purposeForm, sealed, &ft, time.Unix(1009, 999)); err != nil || ft.Approval != "apr_1" {
+		t.Fatalf("Open() = %v, %+v", err, ft)
 	}
-	var sess session
 	tests := map[string]error{
-		"as a session":    s.open(purposeSession, sealed, &sess),
-		"under other key": other.open(purposeForm, sealed, &ft),
-		"flipped byte":    s.open(purposeForm, sealed[:10]+flip(sealed[10])+sealed[11:], &ft),
-		"truncated":       s.open(purposeForm, sealed[:20], &ft),
-		"empty":           s.open(purposeForm, "", &ft),
-		"not base64":      s.open(purposeForm, "%%%", &ft),
+		"as a session":    s.Open(purposeSession, sealed, &session{}, now),
+		"as a sign-in":    s.Open(purposeSignIn, sealed, &signIn{}, now),
+		"once it expired": s.Open(purposeForm, sealed, &formToken{}, time.Unix(1010, 0)),
 	}
 	for name, err := range tests {
-		if !errors.Is(err, errUnsealed) {
-			t.Errorf("%s: open() = %v, want errUnsealed", name, err)
+		if !errors.Is(err, seal.ErrInvalid) {
+			t.Errorf("%s: Open() = %v, want seal.ErrInvalid", name, err)
 		}
 	}
-}
-
-func flip(b byte) string {
-	if b == 'A' {
-		return "B"
-	}
-	return "A"
 }

@@ -143,7 +143,7 @@ func (p *Page) startSignIn(c echo.Context, id string, chosen lang, switchUser bo
 		Lang:     string(chosen),
 		Exp:      p.now().Add(signInTTL).Unix(),
 	}
-	sealed, err := p.seal.seal(purposeSignIn, st)
+	sealed, err := p.seal.Seal(purposeSignIn, st)
 	if err != nil {
 		return p.failure(c, pickLang(c, chosen), id, err)
 	}
@@ -185,9 +185,9 @@ func (p *Page) handleCallback(c echo.Context) error {
 	var st signIn
 	ck, err := c.Request().Cookie(signInCookie)
 	if err == nil {
-		err = p.seal.open(purposeSignIn, ck.Value, &st)
+		err = p.seal.Open(purposeSignIn, ck.Value, &st, p.now())
 	}
-	valid := err == nil && p.now().Unix() <= st.Exp && q.Get("state") != "" &&
+	valid := err == nil && q.Get("state") != "" &&
 		subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(st.State)) == 1
 	if !valid {
 		// No sign-in of this browser matches: a stale tab, a second window,
