@@ -103,7 +103,7 @@ func (v *Validator) CheckSchema(name string, body []byte) error {
 	if err := s.Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
-			return fmt.Errorf("body does not match schema %s: %v\nbody: %.2000s", name, ve, body)
+			return fmt.Errorf("body does not match schema %s: %#v\nbody: %.2000s", name, ve, body)
 		}
 		return err
 	}
