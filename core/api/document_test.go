@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -29,9 +30,23 @@ func testEveryRouteAnswersAsDocumented(t *testing.T, db *store.DB) {
 	org := newOrg()
 	own := e.token(owner(org))
 	succeeded := map[string]bool{}
-	// call sends method to path, the route's case with ids in place.
+	v, err := documentValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// call sends method to path, the route's case with ids in place, after
+	// checking its body against the route's request schema.
 	call := func(method, route, path string, body any) {
 		t.Helper()
+		if r, ok := v.Route(method, routeclass.Prefix+path); ok && r.Request != "" {
+			raw, _ := json.Marshal(body)
+			if body == nil {
+				raw = []byte("{}")
+			}
+			if err := v.CheckSchema(r.Request, raw); err != nil {
+				t.Errorf("%s: a body the API accepts is refused by the document: %v", r, err)
+			}
+		}
 		r := e.do(own, method, path, body)
 		if r.status >= 300 {
 			t.Errorf("%s %s: status %d: %s", method, path, r.status, r.body)

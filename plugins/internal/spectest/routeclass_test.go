@@ -78,3 +78,32 @@ func TestSamplesMatchTheDocument(t *testing.T) {
 		t.Errorf("FakeAPI's 404 (%d): %v", rec.Code, err)
 	}
 }
+
+// TestToolBodiesMatchTheDocument checks the body each tool sends against
+// its route's request schema in the OpenAPI document.
+func TestToolBodiesMatchTheDocument(t *testing.T) {
+	v, err := openapi.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Catalogue {
+		rt, ok := v.Route(r.Method, routeclass.Prefix+r.Path)
+		if !ok {
+			t.Errorf("%s: %s is no route of the document", r.Tool, r.Route())
+			continue
+		}
+		body := r.Body
+		if body == "" {
+			body = "{}"
+		}
+		if rt.Request == "" {
+			if r.Body != "" {
+				t.Errorf("%s sends a body to %s, which takes none", r.Tool, r.Route())
+			}
+			continue
+		}
+		if err := v.CheckSchema(rt.Request, []byte(body)); err != nil {
+			t.Errorf("%s: %v", r.Tool, err)
+		}
+	}
+}
