@@ -36,7 +36,8 @@ Every route needs an access token (Authorization: Bearer) whose role is at least
 (x-kadu-role) and whose scopes include the route's (the security requirement); a role too low is
 403 forbidden_role, a missing scope 403 insufficient_scope with a WWW-Authenticate step-up challenge.
 Errors share one shape (Error). Writes take an idempotency key (the idempotency_key body member or the
-Idempotency-Key header): the same key and body within 24 hours get the first answer back.
+Idempotency-Key header): a retry with the same key and body within 24 hours gets the stored answer
+(Idempotent-Replayed: true) instead of acting twice.
 Lists are pages: pass meta.next_cursor back as cursor.
 
 x-kadu-class says what a call can do: read, write, or destructive (deletes, spends money, sends data

@@ -64,7 +64,7 @@ func with(props map[string]schema, more map[string]schema) map[string]schema {
 // with the idempotency_key every write accepts.
 func request(props map[string]schema, required ...string) schema {
 	props = with(props, map[string]schema{"idempotency_key": schema{"type": "string", "minLength": 1, "maxLength": 255,
-		"description": "Makes the write safe to retry: the same key and body within 24 hours get the first answer back (or send the Idempotency-Key header)."}})
+		"description": "Makes the write safe to retry: the same key and body within 24 hours get the stored answer instead of acting twice (or send the Idempotency-Key header)."}})
 	s := schema{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {
 		s["required"] = required
