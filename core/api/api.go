@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/store"
@@ -154,6 +155,8 @@ type API struct {
 	now               func() time.Time
 	settleApproval    func(ctx context.Context, a store.Approval) (store.Approval, error)
 
+	rts []route // the route table with its handlers
+
 	orgs orgCache // safe for concurrent use
 }
 
@@ -204,10 +207,16 @@ func New(opts Options) (*API, error) {
 		a.now = time.Now
 	}
 	a.orgs.m = map[string]orgEntry{}
+	rts, err := a.routes()
+	if err != nil {
+		return nil, err
+	}
+	a.rts = rts
 	return a, nil
 }
 
-// route is one row of docs/reference/rest.md#routes.
+// route is one row of the route table (core/api/routeclass) with its
+// handler: what serve needs.
 type route struct {
 	method string
 	path   string    // under BasePath, Echo syntax
@@ -217,41 +226,79 @@ type route struct {
 	h      handler
 }
 
-var listQuery = []string{"limit", "cursor"}
-
-func (a *API) coreRoutes() []route {
-	const (
-		get, post, patch, put, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete
-		viewer, member, admin      = auth.RoleViewer, auth.RoleMember, auth.RoleAdmin
-		read, write, run, adm      = auth.ScopeRead, auth.ScopeWrite, auth.ScopeRun, auth.ScopeAdmin
-	)
-	return []route{
-		{get, "/tasks", viewer, read, append(listQuery, "q"), a.listTasks},
-		{post, "/tasks", admin, adm, nil, a.createTask},
-		{get, "/tasks/:id", viewer, read, nil, a.getTask},
-		{patch, "/tasks/:id", admin, write, nil, a.updateTask},
-		{del, "/tasks/:id", admin, adm, nil, a.deleteTask},
-		{post, "/tasks/:id/run", member, run, nil, a.runTask},
-		{put, "/tasks/:id/launch_policy", admin, adm, nil, a.setLaunchPolicy},
-		{put, "/tasks/:id/destinations", admin, adm, nil, a.setDestinations},
-		{get, "/executions", viewer, read, append(listQuery, "task_id", "status", "created_after", "created_before"), a.listExecutions},
-		{get, "/executions/:id", viewer, read, nil, a.getExecution},
-		{get, "/executions/:id/steps", viewer, read, listQuery, a.listSteps},
-		{post, "/executions/:id/continue", member, run, nil, a.continueExecution},
-		{post, "/executions/:id/cancel", member, run, nil, a.cancelExecution},
-		{del, "/executions/:id", admin, adm, nil, a.deleteExecution},
-		{get, "/usage", viewer, read, nil, a.getUsage},
+// handlers maps each route of the table, "METHOD /path" under BasePath
+// with {id}, to its handler: those of tasks and executions here, then
+// those of files.go, approvals.go, playbooks.go and webhooks.go.
+func (a *API) handlers() map[string]handler {
+	hs := map[string]handler{
+		"GET /tasks":                     a.listTasks,
+		"POST /tasks":                    a.createTask,
+		"GET /tasks/{id}":                a.getTask,
+		"PATCH /tasks/{id}":              a.updateTask,
+		"DELETE /tasks/{id}":             a.deleteTask,
+		"POST /tasks/{id}/run":           a.runTask,
+		"PUT /tasks/{id}/launch_policy":  a.setLaunchPolicy,
+		"PUT /tasks/{id}/destinations":   a.setDestinations,
+		"GET /executions":                a.listExecutions,
+		"GET /executions/{id}":           a.getExecution,
+		"GET /executions/{id}/steps":     a.listSteps,
+		"POST /executions/{id}/continue": a.continueExecution,
+		"POST /executions/{id}/cancel":   a.cancelExecution,
+		"DELETE /executions/{id}":        a.deleteExecution,
+		"GET /usage":                     a.getUsage,
 	}
+	for _, more := range []map[string]handler{a.fileHandlers(), a.approvalHandlers(), a.playbookHandlers(), a.webhookHandlers()} {
+		maps.Copy(hs, more)
+	}
+	return hs
 }
 
-// routes is every route the API serves: the table above, then those of
-// files.go and webhooks.go.
-func (a *API) routes() []route {
-	rs := a.coreRoutes()
-	rs = append(rs, a.fileRoutes()...)
-	rs = append(rs, a.approvalRoutes()...)
-	rs = append(rs, a.playbookRoutes()...)
-	return append(rs, a.webhookRoutes()...)
+// routes joins the route table and the handlers: every row must have a
+// handler and every handler a row, so that a route cannot be served
+// without its role, scope and class, nor documented without being served.
+func (a *API) routes() ([]route, error) {
+	return joinRoutes(routeclass.Routes(), a.handlers())
+}
+
+// joinRoutes gives each row its handler from hs, which it empties.
+func joinRoutes(rows []routeclass.Route, hs map[string]handler) ([]route, error) {
+	var rs []route
+	var errs []error
+	for _, r := range rows {
+		key := r.Method + " " + strings.TrimPrefix(r.Path, BasePath)
+		h, ok := hs[key]
+		if !ok {
+			errs = append(errs, fmt.Errorf("api: route %s is in core/api/routeclass but has no handler", r))
+			continue
+		}
+		delete(hs, key)
+		scope, ok := tokenScopes[r.Scope]
+		if !ok || !auth.Role(r.Role).Valid() {
+			errs = append(errs, fmt.Errorf("api: route %s: role %q or scope %q is not one of core/auth's", r, r.Role, r.Scope))
+			continue
+		}
+		rs = append(rs, route{method: r.Method, path: echoPath(strings.TrimPrefix(r.Path, BasePath)),
+			role: auth.Role(r.Role), scope: scope, query: r.Query, h: h})
+	}
+	for _, key := range slices.Sorted(maps.Keys(hs)) {
+		errs = append(errs, fmt.Errorf("api: handler for %s, which is not in core/api/routeclass: add its row there", key))
+	}
+	return rs, errors.Join(errs...)
+}
+
+// tokenScopes maps the table's scopes, as manifests spell them, to the
+// access token's.
+var tokenScopes = map[string]string{"read": auth.ScopeRead, "write": auth.ScopeWrite, "run": auth.ScopeRun, "admin": auth.ScopeAdmin}
+
+// echoPath turns the table's {name} parameters into Echo's :name.
+func echoPath(path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = ":" + s[1:len(s)-1]
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // Register mounts every route of docs/reference/rest.md#routes for tasks, executions and usage
@@ -260,7 +307,7 @@ func (a *API) routes() []route {
 func (a *API) Register(g *echo.Group) {
 	allowed := map[string][]string{}
 	var paths []string
-	for _, rt := range a.routes() {
+	for _, rt := range a.rts {
 		g.Add(rt.method, rt.path, a.serve(rt))
 		if allowed[rt.path] == nil {
 			paths = append(paths, rt.path)

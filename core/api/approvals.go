@@ -2,19 +2,17 @@ package api
 
 import (
 	"encoding/json"
-	"net/http"
 	"time"
 
-	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/store"
 )
 
-// approvalRoutes is GET /approvals/{id} (docs/reference/rest.md#routes, docs/reference/confirmation.md): how a model learns
+// approvalHandlers serve GET /approvals/{id}: how a model learns
 // what became of a destructive call it sent the person to approve.
 // Approvals are created and decided by core/confirm, never through the API.
-func (a *API) approvalRoutes() []route {
-	return []route{
-		{http.MethodGet, "/approvals/:id", auth.RoleViewer, auth.ScopeRead, nil, a.getApproval},
+func (a *API) approvalHandlers() map[string]handler {
+	return map[string]handler{
+		"GET /approvals/{id}": a.getApproval,
 	}
 }
 

@@ -2,6 +2,10 @@
 // executions, usage — the single implementation of the business rules that
 // every MCP tool dispatches to in-process.
 //
+// The routes are the rows of core/api/routeclass (method, path, role, scope,
+// class, bodies); this package gives each its handler, and
+// core/api/openapi renders the reference from the same rows.
+//
 // It owns: the handlers and their conventions (error bodies, signed cursors,
 // idempotency, validation against JSON Schema, role × scope per route, the
 // launch policy, the plan and cost cap at launch), provisioning an
@@ -20,6 +24,7 @@
 //		AutoProvision: cfg.AutoProvision(), ExampleTasks: cfg.ExampleTasks(), CursorKey: key,
 //		Queue: jobs, Challenger: authn, ValidatePlaybook: agent.ValidatePlaybook, Logger: log})
 //	a.Register(e.Group(api.BasePath, a.Middlewares(authn.Middleware())...))
+//	a.RegisterDocument(e) // GET /api/v1/openapi.json, public
 //
 // RATIONALE.md records the decisions behind them.
 package api

@@ -45,20 +45,15 @@ const (
 // EventFileReady is emitted when an upload is confirmed ready.
 const EventFileReady = "file.ready"
 
-// fileRoutes are the /files routes of docs/reference/rest.md#routes.
-func (a *API) fileRoutes() []route {
-	const (
-		get, post, del = http.MethodGet, http.MethodPost, http.MethodDelete
-		viewer, member = auth.RoleViewer, auth.RoleMember
-		read, write    = auth.ScopeRead, auth.ScopeWrite
-	)
-	return []route{
-		{get, "/files", viewer, read, append(listQuery, "purpose", "execution_id", "status"), a.listFiles},
-		{post, "/files", member, write, nil, a.createFile},
-		{get, "/files/:id", viewer, read, nil, a.getFile},
-		{post, "/files/:id/confirm", member, write, nil, a.confirmFile},
-		{get, "/files/:id/download", viewer, read, nil, a.downloadFile},
-		{del, "/files/:id", member, write, nil, a.deleteFile},
+// fileHandlers are the handlers of the /files routes.
+func (a *API) fileHandlers() map[string]handler {
+	return map[string]handler{
+		"GET /files":               a.listFiles,
+		"POST /files":              a.createFile,
+		"GET /files/{id}":          a.getFile,
+		"POST /files/{id}/confirm": a.confirmFile,
+		"GET /files/{id}/download": a.downloadFile,
+		"DELETE /files/{id}":       a.deleteFile,
 	}
 }
 

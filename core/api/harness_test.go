@@ -18,6 +18,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kobana/kadu/core/api/openapi"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/store"
@@ -241,6 +242,7 @@ func newEnv(tb testing.TB, db *store.DB, mod func(*Options)) *env {
 	e.api = a
 	ec := echo.New()
 	a.Register(ec.Group(BasePath, a.Middlewares(authn.Middleware())...))
+	a.RegisterDocument(ec)
 	e.srv = httptest.NewServer(ec)
 	tb.Cleanup(e.srv.Close)
 	return e
@@ -369,7 +371,35 @@ func (e *env) do(tok, method, path string, body any, headers ...string) resp {
 	if err != nil {
 		e.t.Fatalf("reading body: %v", err)
 	}
+	e.checkDocument(method, BasePath+path, res, b)
 	return resp{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// documentValidator checks answers against the OpenAPI document
+// (core/api/openapi), compiled once per test binary.
+var documentValidator = sync.OnceValues(openapi.NewValidator)
+
+// checkDocument fails the test when an answer is not what the OpenAPI
+// document says: every answer of every test that goes through do — each
+// route's successes and its errors, on both backends — is checked, so a
+// handler whose answer drifts from the document fails here.
+func (e *env) checkDocument(method, target string, res *http.Response, body []byte) {
+	e.t.Helper()
+	if method == http.MethodHead || target == DocumentPath {
+		return
+	}
+	v, err := documentValidator()
+	if err != nil {
+		e.t.Fatalf("compiling the OpenAPI document: %v", err)
+	}
+	path, _, _ := strings.Cut(target, "?")
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		e.t.Errorf("%s %s: %d with Content-Type %q; the document says application/json", method, path, res.StatusCode, ct)
+		return
+	}
+	if err := v.Check(method, path, res.StatusCode, body); err != nil {
+		e.t.Errorf("%s %s: %d answer differs from the OpenAPI document (core/api/openapi): %v", method, path, res.StatusCode, err)
+	}
 }
 
 // must fails the test unless r has status want; it returns the body.

@@ -1,20 +1,17 @@
 package api
 
 import (
-	"net/http"
-
 	"github.com/kobana/kadu/core/agent"
-	"github.com/kobana/kadu/core/auth"
 )
 
-// playbookRoutes is GET /playbooks: the reference of the built-in runner's
+// playbookHandlers serve GET /playbooks: the reference of the built-in runner's
 // playbook format, served to clients as the kobana://kadu/playbooks
 // resource (docs/reference/mcp.md#resources-prompts-and-completions). It reads no data of the organisation; it is a route
 // so that the tasks bundle reaches it like any other document, and so that
 // the cost table has one source, core/agent.
-func (a *API) playbookRoutes() []route {
-	return []route{
-		{http.MethodGet, "/playbooks", auth.RoleViewer, auth.ScopeRead, nil, a.getPlaybooks},
+func (a *API) playbookHandlers() map[string]handler {
+	return map[string]handler{
+		"GET /playbooks": a.getPlaybooks,
 	}
 }
 

@@ -1,43 +1,54 @@
 package api
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kobana/kadu/core/api/routeclass"
 )
 
-// TestEveryRouteClassified checks that the route classes of
-// core/api/routeclass, which decide what a bundle's operations may call,
-// name exactly the routes Register mounts: a new route without a class, or
-// a class left behind by a removed route, fails here.
-func TestEveryRouteClassified(t *testing.T) {
+// TestEveryRouteHasAHandler checks that the route table of
+// core/api/routeclass, which decides role, scope and class, and the
+// handlers name exactly the same routes: a handler without a row, or a row
+// left behind by a removed handler, fails here (and New refuses to start).
+func TestEveryRouteHasAHandler(t *testing.T) {
 	if BasePath != routeclass.Prefix {
 		t.Fatalf("BasePath %q, routeclass.Prefix %q: want them equal", BasePath, routeclass.Prefix)
 	}
-	var registered []string
-	for _, rt := range (&API{}).routes() {
-		segs := strings.Split(rt.path, "/")
-		for i, s := range segs {
-			if strings.HasPrefix(s, ":") {
-				segs[i] = "{" + s[1:] + "}"
-			}
+	rts, err := (&API{}).routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rts) != len(routeclass.Routes()) {
+		t.Errorf("%d routes served, %d in the table", len(rts), len(routeclass.Routes()))
+	}
+	for _, rt := range rts {
+		if !strings.HasPrefix(rt.path, "/") || strings.Contains(rt.path, "{") {
+			t.Errorf("%s %s: want an Echo path under BasePath", rt.method, rt.path)
 		}
-		registered = append(registered, rt.method+" "+BasePath+strings.Join(segs, "/"))
-	}
-	var classified []string
-	for _, r := range routeclass.Routes() {
-		classified = append(classified, r.String())
-	}
-	for _, r := range registered {
-		if !slices.Contains(classified, r) {
-			t.Errorf("%s is registered but has no class: add it to core/api/routeclass (and sdk/ABI.md)", r)
+		if !rt.role.Valid() {
+			t.Errorf("%s %s: role %q is not a role of core/auth", rt.method, rt.path, rt.role)
 		}
 	}
-	for _, r := range classified {
-		if !slices.Contains(registered, r) {
-			t.Errorf("%s has a class but is not registered: remove it from core/api/routeclass", r)
+}
+
+// TestRoutesRefusesDrift checks the join itself: a row without a handler
+// and a handler without a row are both errors that say what to do.
+func TestRoutesRefusesDrift(t *testing.T) {
+	a := &API{}
+	hs := a.handlers()
+	hs["GET /extra"] = a.getUsage
+	delete(hs, "GET /usage")
+	_, err := joinRoutes(routeclass.Routes(), hs)
+	if err == nil {
+		t.Fatal("joinRoutes accepted a handler without a row and a row without a handler")
+	}
+	for _, want := range []string{
+		"route GET /api/v1/usage is in core/api/routeclass but has no handler",
+		"handler for GET /extra, which is not in core/api/routeclass: add its row there",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
 }

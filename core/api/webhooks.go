@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/webhook"
 )
@@ -29,24 +28,20 @@ var (
 	patchWebhookFields  = []string{"url", "description", "event_codes", "enabled"}
 )
 
-// webhookRoutes are the /webhooks and /webhook_deliveries routes of docs/reference/rest.md#routes.
-// All of them need the admin role and the admin scope: a webhook sends the
-// organisation's data out of Kadu.
-func (a *API) webhookRoutes() []route {
-	const (
-		get, post, patch, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
-		admin, adm            = auth.RoleAdmin, auth.ScopeAdmin
-	)
-	return []route{
-		{get, "/webhooks", admin, adm, listQuery, a.listWebhooks},
-		{post, "/webhooks", admin, adm, nil, a.createWebhook},
-		{get, "/webhooks/:id", admin, adm, nil, a.getWebhook},
-		{patch, "/webhooks/:id", admin, adm, nil, a.updateWebhook},
-		{del, "/webhooks/:id", admin, adm, nil, a.deleteWebhook},
-		{post, "/webhooks/:id/rotate_secret", admin, adm, nil, a.rotateWebhookSecret},
-		{get, "/webhook_deliveries", admin, adm, append(listQuery, "webhook_id", "event_code", "status"), a.listDeliveries},
-		{get, "/webhook_deliveries/:id", admin, adm, nil, a.getDelivery},
-		{post, "/webhook_deliveries/:id/replay", admin, adm, nil, a.replayDelivery},
+// webhookHandlers are the handlers of the /webhooks and /webhook_deliveries
+// routes. The table gives all of them the admin role and the admin scope: a
+// webhook sends the organisation's data out of Kadu.
+func (a *API) webhookHandlers() map[string]handler {
+	return map[string]handler{
+		"GET /webhooks":                        a.listWebhooks,
+		"POST /webhooks":                       a.createWebhook,
+		"GET /webhooks/{id}":                   a.getWebhook,
+		"PATCH /webhooks/{id}":                 a.updateWebhook,
+		"DELETE /webhooks/{id}":                a.deleteWebhook,
+		"POST /webhooks/{id}/rotate_secret":    a.rotateWebhookSecret,
+		"GET /webhook_deliveries":              a.listDeliveries,
+		"GET /webhook_deliveries/{id}":         a.getDelivery,
+		"POST /webhook_deliveries/{id}/replay": a.replayDelivery,
 	}
 }
 

@@ -153,6 +153,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 		restLimiter, mcpLimiter = l, l
 	}
 	rest.Register(a.public.Group(api.BasePath, rest.Middlewares(api.LimitedAuth(authn, restLimiter))...))
+	rest.RegisterDocument(a.public)
 	a.dispatch = newAPIDispatcher(rest)
 	a.dispatch.h.Pre(observeRoutes(a.dispatch.h, func(route, method string, status int, _ time.Duration) {
 		a.metrics.BundleAPICall(route, method, status)

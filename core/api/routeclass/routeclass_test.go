@@ -102,3 +102,43 @@ func TestABIDocumentsTheTable(t *testing.T) {
 		t.Errorf("sdk/ABI.md's route classes differ from the table; write them in the table's order:\n got %q\nwant %q", documented, want)
 	}
 }
+
+// TestRowsComplete checks what every row must say for core/api to serve it
+// and core/api/openapi to document it: the access, the bundle granted it,
+// an answer, and tools named once.
+func TestRowsComplete(t *testing.T) {
+	roles := []string{"viewer", "member", "admin", "owner"}
+	scopes := []string{"read", "write", "run", "admin"}
+	tools := map[string]string{}
+	for _, r := range Routes() {
+		if !slices.Contains(roles, r.Role) || !slices.Contains(scopes, r.Scope) {
+			t.Errorf("%s: role %q, scope %q; want one of %v and of %v", r, r.Role, r.Scope, roles, scopes)
+		}
+		if r.Bundle == "" || r.Summary == "" || r.Response == "" || len(r.Statuses) == 0 {
+			t.Errorf("%s: bundle %q, summary %q, response %q, statuses %v; want all", r, r.Bundle, r.Summary, r.Response, r.Statuses)
+		}
+		if (r.Method == "GET") != (r.Class == Read) {
+			t.Errorf("%s is %v: every GET is a read and only GETs are", r, r.Class)
+		}
+		if r.Method == "GET" && (r.Request != "" || !r.Idempotent) {
+			t.Errorf("%s: a GET takes no body and is idempotent", r)
+		}
+		if r.Tool == "" {
+			continue
+		}
+		if prev, dup := tools[r.Tool]; dup {
+			t.Errorf("tool %s mirrors both %s and %s", r.Tool, prev, r)
+		}
+		tools[r.Tool] = r.String()
+	}
+}
+
+func TestGrants(t *testing.T) {
+	got := Grants("executions")
+	if len(got) != 7 || got[0] != "GET /api/v1/executions" || got[6] != "GET /api/v1/approvals/{id}" {
+		t.Errorf("Grants(executions) = %v", got)
+	}
+	if g := Grants("nothing"); g != nil {
+		t.Errorf("Grants(nothing) = %v, want nil", g)
+	}
+}

@@ -7,10 +7,14 @@
 // It must not: be imported outside tests.
 package spectest
 
-import "strings"
+import (
+	"strings"
 
-// Row is one tool of docs/reference/bundles.md#tool-catalogue, with the access of its route
-// (docs/reference/rest.md#routes).
+	"github.com/kobana/kadu/core/api/routeclass"
+)
+
+// Row is one tool of the catalogue, with the access and hints of its route
+// (core/api/routeclass) and a call that tests it.
 type Row struct {
 	Group   string // tasks, executions, files or webhooks
 	Tool    string
@@ -38,63 +42,89 @@ func (r Row) HasID() bool { return strings.Contains(r.Path, "{id}") }
 
 const key = "key-1"
 
-// Catalogue is docs/reference/bundles.md#tool-catalogue, in its order.
-var Catalogue = []Row{
-	{Group: "tasks", Tool: "kadu_tasks_list", Method: "GET", Path: "/tasks", R: true, I: true, MinRole: "viewer", Scope: "read",
+// Catalogue is the tool catalogue, in the order the bundles offer the
+// tools: each first-party tool of the route table with a call to test it.
+var Catalogue = catalogue(calls)
+
+// calls are, in catalogue order, the tools and the arguments the tests call
+// them with; everything else of a row comes from the route table.
+var calls = []Row{
+	{Tool: "kadu_tasks_list",
 		Args: map[string]any{"q": "conciliação diária", "limit": 5}, Query: "limit=5&q=concilia%C3%A7%C3%A3o+di%C3%A1ria"},
-	{Group: "tasks", Tool: "kadu_tasks_get", Method: "GET", Path: "/tasks/{id}", R: true, I: true, MinRole: "viewer", Scope: "read"},
-	{Group: "tasks", Tool: "kadu_tasks_create", Method: "POST", Path: "/tasks", MinRole: "admin", Scope: "admin",
+	{Tool: "kadu_tasks_get"},
+	{Tool: "kadu_tasks_create",
 		Args: map[string]any{"name": "Daily", "idempotency_key": key}, Body: `{"idempotency_key":"key-1","name":"Daily"}`},
-	{Group: "tasks", Tool: "kadu_tasks_update", Method: "PATCH", Path: "/tasks/{id}", I: true, MinRole: "admin", Scope: "write",
+	{Tool: "kadu_tasks_update",
 		Args: map[string]any{"max_cost_cents": 500}, Body: `{"max_cost_cents":500}`},
-	{Group: "tasks", Tool: "kadu_tasks_delete", Method: "DELETE", Path: "/tasks/{id}", D: true, I: true, MinRole: "admin", Scope: "admin",
+	{Tool: "kadu_tasks_delete",
 		Args: map[string]any{"idempotency_key": key}, Body: `{"idempotency_key":"key-1"}`},
-	{Group: "tasks", Tool: "kadu_tasks_set_launch_policy", Method: "PUT", Path: "/tasks/{id}/launch_policy", D: true, I: true, MinRole: "admin", Scope: "admin",
+	{Tool: "kadu_tasks_set_launch_policy",
 		Args: map[string]any{"roles": []string{"member"}, "user_ids": []string{}}, Body: `{"roles":["member"],"user_ids":[]}`},
-	{Group: "tasks", Tool: "kadu_tasks_set_destinations", Method: "PUT", Path: "/tasks/{id}/destinations", D: true, I: true, MinRole: "admin", Scope: "admin",
+	{Tool: "kadu_tasks_set_destinations",
 		Args: map[string]any{"destinations": []any{}}, Body: `{"destinations":[]}`},
-	{Group: "tasks", Tool: "kadu_tasks_run", Method: "POST", Path: "/tasks/{id}/run", D: true, MinRole: "member", Scope: "run",
+	{Tool: "kadu_tasks_run",
 		Args: map[string]any{"input": map[string]any{"month": "2026-03"}, "input_file_ids": []string{"file_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d"}, "idempotency_key": key},
 		Body: `{"idempotency_key":"key-1","input":{"month":"2026-03"},"input_file_ids":["file_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d"]}`},
-	{Group: "tasks", Tool: "kadu_usage_get", Method: "GET", Path: "/usage", R: true, I: true, MinRole: "viewer", Scope: "read"},
-
-	{Group: "executions", Tool: "kadu_executions_list", Method: "GET", Path: "/executions", R: true, I: true, MinRole: "viewer", Scope: "read",
+	{Tool: "kadu_usage_get"},
+	{Tool: "kadu_executions_list",
 		Args:  map[string]any{"status": "failed", "limit": 10, "created_after": "2026-03-01T00:00:00-03:00"},
 		Query: "created_after=2026-03-01T00%3A00%3A00-03%3A00&limit=10&status=failed"},
-	{Group: "executions", Tool: "kadu_executions_get", Method: "GET", Path: "/executions/{id}", R: true, I: true, MinRole: "viewer", Scope: "read"},
-	{Group: "executions", Tool: "kadu_executions_steps_list", Method: "GET", Path: "/executions/{id}/steps", R: true, I: true, MinRole: "viewer", Scope: "read",
+	{Tool: "kadu_executions_get"},
+	{Tool: "kadu_executions_steps_list",
 		Args: map[string]any{"cursor": "c1"}, Query: "cursor=c1"},
-	{Group: "executions", Tool: "kadu_executions_continue", Method: "POST", Path: "/executions/{id}/continue", D: true, MinRole: "member", Scope: "run",
+	{Tool: "kadu_executions_continue",
 		Args: map[string]any{"answer": map[string]any{"approved": true}}, Body: `{"answer":{"approved":true}}`},
-	{Group: "executions", Tool: "kadu_executions_cancel", Method: "POST", Path: "/executions/{id}/cancel", D: true, I: true, MinRole: "member", Scope: "run"},
-	{Group: "executions", Tool: "kadu_executions_delete", Method: "DELETE", Path: "/executions/{id}", D: true, I: true, MinRole: "admin", Scope: "admin"},
-	{Group: "executions", Tool: "kadu_approvals_get", Method: "GET", Path: "/approvals/{id}", R: true, I: true, MinRole: "viewer", Scope: "read"},
-
-	{Group: "files", Tool: "kadu_files_create", Method: "POST", Path: "/files", MinRole: "member", Scope: "write",
+	{Tool: "kadu_executions_cancel"},
+	{Tool: "kadu_executions_delete"},
+	{Tool: "kadu_approvals_get"},
+	{Tool: "kadu_files_create",
 		Args: map[string]any{"filename": "extrato.csv", "content_type": "text/csv", "size_bytes": 1234},
 		Body: `{"content_type":"text/csv","filename":"extrato.csv","size_bytes":1234}`},
-	{Group: "files", Tool: "kadu_files_confirm", Method: "POST", Path: "/files/{id}/confirm", I: true, MinRole: "member", Scope: "write"},
-	{Group: "files", Tool: "kadu_files_get", Method: "GET", Path: "/files/{id}", R: true, I: true, MinRole: "viewer", Scope: "read"},
-	{Group: "files", Tool: "kadu_files_list", Method: "GET", Path: "/files", R: true, I: true, MinRole: "viewer", Scope: "read",
+	{Tool: "kadu_files_confirm"},
+	{Tool: "kadu_files_get"},
+	{Tool: "kadu_files_list",
 		Args: map[string]any{"purpose": "output", "status": "ready"}, Query: "purpose=output&status=ready"},
-	{Group: "files", Tool: "kadu_files_download", Method: "GET", Path: "/files/{id}/download", R: true, I: true, MinRole: "viewer", Scope: "read"},
-	{Group: "files", Tool: "kadu_files_delete", Method: "DELETE", Path: "/files/{id}", D: true, I: true, MinRole: "member", Scope: "write"},
-
-	{Group: "webhooks", Tool: "kadu_webhooks_list", Method: "GET", Path: "/webhooks", R: true, I: true, MinRole: "admin", Scope: "admin"},
-	{Group: "webhooks", Tool: "kadu_webhooks_get", Method: "GET", Path: "/webhooks/{id}", R: true, I: true, MinRole: "admin", Scope: "admin"},
-	{Group: "webhooks", Tool: "kadu_webhooks_create", Method: "POST", Path: "/webhooks", D: true, MinRole: "admin", Scope: "admin",
+	{Tool: "kadu_files_download"},
+	{Tool: "kadu_files_delete"},
+	{Tool: "kadu_webhooks_list"},
+	{Tool: "kadu_webhooks_get"},
+	{Tool: "kadu_webhooks_create",
 		Args: map[string]any{"url": "https://hooks.example.com/kadu", "event_codes": []string{"execution.failed"}},
 		Body: `{"event_codes":["execution.failed"],"url":"https://hooks.example.com/kadu"}`},
-	{Group: "webhooks", Tool: "kadu_webhooks_update", Method: "PATCH", Path: "/webhooks/{id}", D: true, I: true, MinRole: "admin", Scope: "admin",
+	{Tool: "kadu_webhooks_update",
 		Args: map[string]any{"enabled": false}, Body: `{"enabled":false}`},
-	{Group: "webhooks", Tool: "kadu_webhooks_delete", Method: "DELETE", Path: "/webhooks/{id}", D: true, I: true, MinRole: "admin", Scope: "admin"},
-	{Group: "webhooks", Tool: "kadu_webhooks_rotate_secret", Method: "POST", Path: "/webhooks/{id}/rotate_secret", D: true, MinRole: "admin", Scope: "admin",
+	{Tool: "kadu_webhooks_delete"},
+	{Tool: "kadu_webhooks_rotate_secret",
 		Args: map[string]any{"overlap_seconds": 3600}, Body: `{"overlap_seconds":3600}`},
-	{Group: "webhooks", Tool: "kadu_webhook_deliveries_list", Method: "GET", Path: "/webhook_deliveries", R: true, I: true, MinRole: "admin", Scope: "admin",
+	{Tool: "kadu_webhook_deliveries_list",
 		Args:  map[string]any{"webhook_id": "whk_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d", "status": "failed"},
 		Query: "status=failed&webhook_id=whk_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d"},
-	{Group: "webhooks", Tool: "kadu_webhook_deliveries_get", Method: "GET", Path: "/webhook_deliveries/{id}", R: true, I: true, MinRole: "admin", Scope: "admin"},
-	{Group: "webhooks", Tool: "kadu_webhook_deliveries_replay", Method: "POST", Path: "/webhook_deliveries/{id}/replay", D: true, MinRole: "admin", Scope: "admin"},
+	{Tool: "kadu_webhook_deliveries_get"},
+	{Tool: "kadu_webhook_deliveries_replay"},
+}
+
+// catalogue completes each call with its route's row of the route table
+// (core/api/routeclass): group, method, path, access and hints. A tool the
+// table does not name is a programming error of this package.
+func catalogue(calls []Row) []Row {
+	byTool := map[string]routeclass.Route{}
+	for _, r := range routeclass.Routes() {
+		if r.Tool != "" {
+			byTool[r.Tool] = r
+		}
+	}
+	out := make([]Row, 0, len(calls))
+	for _, c := range calls {
+		r, ok := byTool[c.Tool]
+		if !ok {
+			panic("spectest: tool " + c.Tool + " mirrors no route of core/api/routeclass")
+		}
+		c.Group, c.Method, c.Path = r.Bundle, r.Method, strings.TrimPrefix(r.Path, routeclass.Prefix)
+		c.R, c.D, c.I = r.Class == routeclass.Read, r.Class == routeclass.Destructive, r.Idempotent
+		c.MinRole, c.Scope = r.Role, r.Scope
+		out = append(out, c)
+	}
+	return out
 }
 
 // Group returns the rows of group, in catalogue order.
