@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kobana/kadu/core/plans"
 )
 
 // Config is the whole configuration of one Kadu process.
@@ -245,7 +247,7 @@ func Defaults() Config {
 		Plugins:    defaultPlugins(),
 		Confirm:    Confirm{StateTTL: 5 * time.Minute, ApprovalTTL: 15 * time.Minute},
 		Tracing:    Tracing{SampleRatio: 1, ServiceName: "kadu"},
-		Plans:      builtinPlans(),
+		Plans:      plans.Builtin(),
 	}
 }
 

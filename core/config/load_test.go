@@ -16,6 +16,8 @@ import (
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/kobana/kadu/core/plans"
 )
 
 // environ returns a fixed environment for load, so tests ignore the real one.
@@ -145,7 +147,7 @@ func TestProductionExampleLoads(t *testing.T) {
 		t.Errorf("production example: store %v, runner %q, auto-provision %v, example tasks %v",
 			got.Store, got.Runner.Kind, got.AutoProvision(), got.ExampleTasks())
 	}
-	team := builtinPlans()["team"]
+	team := plans.Builtin()["team"]
 	team.RequestsPerMinute = 6000
 	if got.Plans["team"] != team || got.Plans["enterprise"].CostCapCents != 5000000 || got.Orgs.DefaultPlan != "team" {
 		t.Errorf("production example: plans %+v", got.Plans)
