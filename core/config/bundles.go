@@ -1,5 +1,7 @@
 package config
 
+import "github.com/kobana/kadu/core/plugin/bundleconf"
+
 // firstPartyBundles are the bundles every configuration has enabled: the
 // tool groups of SPEC §7.4, built from plugins/<name> by
 // `go tool task build:plugins` into bin/plugins and into
@@ -64,18 +66,14 @@ func firstPartyBundles() map[string]Bundle {
 // config/kadu.yaml lists them.
 func firstParty(name, sha256 string, routes ...string) Bundle {
 	return Bundle{
-		Enabled:        true,
-		Required:       true,
-		Path:           "",
-		SHA256:         sha256,
-		Routes:         routes,
-		Isolation:      IsolationPerOrg,
-		MemoryMiB:      DefaultBundleMemoryMiB,
-		Timeout:        DefaultBundleTimeout,
-		MaxOutputBytes: DefaultBundleMaxOutputBytes,
-		PoolSize:       DefaultBundlePoolSize,
-		APICalls:       DefaultBundleAPICalls,
-		Settings:       []string{},
+		Enabled:   true,
+		Required:  true,
+		Path:      "",
+		SHA256:    sha256,
+		Routes:    routes,
+		Isolation: bundleconf.IsolationPerOrg,
+		Limits:    bundleconf.Limits{}.WithDefaults(),
+		Settings:  []string{},
 	}
 }
 

@@ -219,9 +219,9 @@ func (inv *invocation) apiCall(ctx context.Context, method, path string, body fu
 	}
 	v := inv.v
 	inv.apiCalls++
-	if inv.apiCalls > v.cfg.Limits.APICallsPerInvocation {
+	if inv.apiCalls > v.cfg.Limits.APICalls {
 		return refusal(inv, http.StatusTooManyRequests, "api_budget_exhausted", "API budget exhausted",
-			fmt.Sprintf("This call made more than %d API requests.", v.cfg.Limits.APICallsPerInvocation),
+			fmt.Sprintf("This call made more than %d API requests.", v.cfg.Limits.APICalls),
 			"Do less per call, or ask the operator to raise limits.api_calls_per_invocation.")
 	}
 	if bodyLen > maxAPIBody {

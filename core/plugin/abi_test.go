@@ -101,7 +101,7 @@ func TestAPIRoutesAllowList(t *testing.T) {
 
 func TestAPIBudgetPerInvocation(t *testing.T) {
 	cfg := bundle(t, "echo")
-	cfg.Limits.APICallsPerInvocation = 3
+	cfg.Limits.APICalls = 3
 	e := newEnv(t, nil, cfg)
 	paths := []string{"/api/v1/tasks", "/api/v1/tasks", "/api/v1/tasks", "/api/v1/tasks", "/api/v1/tasks"}
 	var statuses []int
