@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -24,24 +25,6 @@ const (
 	IsolationPerOrg = bundleconf.IsolationPerOrg
 	// IsolationPerCall gives every call a fresh instance, closed after it.
 	IsolationPerCall = bundleconf.IsolationPerCall
-)
-
-// Defaults of Limits and Options; core/plugin/bundleconf is their home.
-const (
-	DefaultMemoryMiB            = bundleconf.DefaultMemoryMiB
-	DefaultTimeout              = bundleconf.DefaultTimeout
-	DefaultMaxOutputBytes       = bundleconf.DefaultMaxOutputBytes
-	DefaultPoolSize             = bundleconf.DefaultPoolSize
-	DefaultAPICalls             = bundleconf.DefaultAPICalls
-	DefaultIdleTTL              = bundleconf.DefaultIdleTTL
-	DefaultGlobalInstanceBudget = bundleconf.DefaultMaxInstances
-	DefaultMemoryBudget         = bundleconf.DefaultMemoryBudgetMiB << 20
-	DefaultOrgSharePercent      = bundleconf.DefaultOrgSharePercent
-	DefaultMemoryWait           = bundleconf.DefaultMemoryWait
-	DefaultDrainTimeout         = bundleconf.DefaultDrainTimeout
-	DefaultQuarantineFaults     = bundleconf.DefaultQuarantineFaults
-	DefaultQuarantineWindow     = bundleconf.DefaultQuarantineWindow
-	DefaultQuarantineCooldown   = bundleconf.DefaultQuarantineCooldown
 )
 
 // BundleConfig is the operator's configuration of one bundle. The lead maps
@@ -186,9 +169,7 @@ func (b BundleConfig) withDefaults() BundleConfig {
 
 func (l Limits) withDefaults() Limits {
 	l.Limits = l.Limits.WithDefaults()
-	if l.IdleTTL == 0 {
-		l.IdleTTL = DefaultIdleTTL
-	}
+	l.IdleTTL = cmp.Or(l.IdleTTL, bundleconf.DefaultIdleTTL)
 	return l
 }
 
@@ -254,39 +235,19 @@ type settings struct {
 
 func (o *Options) settings() settings {
 	s := settings{
-		maxInstances:     o.GlobalInstanceBudget,
-		memoryBudget:     o.MemoryBudget,
-		orgSharePercent:  o.OrgSharePercent,
-		memoryWait:       o.MemoryWait,
+		maxInstances:     cmp.Or(o.GlobalInstanceBudget, bundleconf.DefaultMaxInstances),
+		memoryBudget:     cmp.Or(o.MemoryBudget, bundleconf.DefaultMemoryBudgetMiB<<20),
+		orgSharePercent:  cmp.Or(o.OrgSharePercent, bundleconf.DefaultOrgSharePercent),
+		memoryWait:       cmp.Or(o.MemoryWait, bundleconf.DefaultMemoryWait),
 		instanceOverhead: instanceOverhead,
-		quarantine:       o.Quarantine,
-		drain:            o.DrainTimeout,
-		log:              o.Logger,
-		now:              o.Now,
-	}
-	if s.maxInstances == 0 {
-		s.maxInstances = DefaultGlobalInstanceBudget
-	}
-	if s.memoryBudget == 0 {
-		s.memoryBudget = DefaultMemoryBudget
-	}
-	if s.orgSharePercent == 0 {
-		s.orgSharePercent = DefaultOrgSharePercent
-	}
-	if s.memoryWait == 0 {
-		s.memoryWait = DefaultMemoryWait
-	}
-	if s.quarantine.Faults == 0 {
-		s.quarantine.Faults = DefaultQuarantineFaults
-	}
-	if s.quarantine.Window == 0 {
-		s.quarantine.Window = DefaultQuarantineWindow
-	}
-	if s.quarantine.Cooldown == 0 {
-		s.quarantine.Cooldown = DefaultQuarantineCooldown
-	}
-	if s.drain == 0 {
-		s.drain = DefaultDrainTimeout
+		quarantine: QuarantinePolicy{
+			Faults:   cmp.Or(o.Quarantine.Faults, bundleconf.DefaultQuarantineFaults),
+			Window:   cmp.Or(o.Quarantine.Window, bundleconf.DefaultQuarantineWindow),
+			Cooldown: cmp.Or(o.Quarantine.Cooldown, bundleconf.DefaultQuarantineCooldown),
+		},
+		drain: cmp.Or(o.DrainTimeout, bundleconf.DefaultDrainTimeout),
+		log:   o.Logger,
+		now:   o.Now,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -1,6 +1,7 @@
 package bundleconf
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -104,22 +105,13 @@ type Limits struct {
 
 // WithDefaults fills the zero fields of l.
 func (l Limits) WithDefaults() Limits {
-	if l.MemoryMiB == 0 {
-		l.MemoryMiB = DefaultMemoryMiB
+	return Limits{
+		MemoryMiB:      cmp.Or(l.MemoryMiB, DefaultMemoryMiB),
+		Timeout:        cmp.Or(l.Timeout, DefaultTimeout),
+		MaxOutputBytes: cmp.Or(l.MaxOutputBytes, DefaultMaxOutputBytes),
+		PoolSize:       cmp.Or(l.PoolSize, DefaultPoolSize),
+		APICalls:       cmp.Or(l.APICalls, DefaultAPICalls),
 	}
-	if l.Timeout == 0 {
-		l.Timeout = DefaultTimeout
-	}
-	if l.MaxOutputBytes == 0 {
-		l.MaxOutputBytes = DefaultMaxOutputBytes
-	}
-	if l.PoolSize == 0 {
-		l.PoolSize = DefaultPoolSize
-	}
-	if l.APICalls == 0 {
-		l.APICalls = DefaultAPICalls
-	}
-	return l
 }
 
 // FieldError is one problem with one field of a bundle's configuration.
