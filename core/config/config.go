@@ -47,7 +47,7 @@ type Config struct {
 	// SingleNode says this process is the only one on its store: it lifts
 	// the checks that refuse, with store.driver postgres, what each replica
 	// would keep to itself (local blobs, the embedded development issuer).
-	// Default false. See replicas.go.
+	// Default false. core/config/replicas.go lists the checks.
 	SingleNode bool `koanf:"single_node"`
 
 	Log    Log    `koanf:"log"`
