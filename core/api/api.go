@@ -172,7 +172,7 @@ func New(opts Options) (*API, error) {
 	if resolver == nil && opts.Store != nil {
 		var err error
 		resolver, err = plans.New(plans.Options{Plans: opts.Plans, Default: opts.DefaultPlan,
-			Lookup: plans.StoreLookup(opts.Store), Logger: opts.Logger, Now: opts.Now})
+			Lookup: opts.Store.PlanOf, Logger: opts.Logger, Now: opts.Now})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("api: Options.Plans: %w", err))
 		}

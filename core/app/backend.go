@@ -60,7 +60,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
 	}
 	b.plans, err = plans.New(plans.Options{Plans: cfg.Plans, Default: cfg.Orgs.DefaultPlan,
-		Lookup: plans.StoreLookup(b.db), Logger: log})
+		Lookup: b.db.PlanOf, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("plans: %w", err)
 	}

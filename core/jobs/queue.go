@@ -145,7 +145,7 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 	}
 	if opts.PlanResolver == nil {
 		r, err := plans.New(plans.Options{Plans: opts.Plans, Default: opts.DefaultPlan,
-			Lookup: plans.StoreLookup(opts.Store), Logger: opts.Logger})
+			Lookup: opts.Store.PlanOf, Logger: opts.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("jobs: Options.Plans: %w", err)
 		}

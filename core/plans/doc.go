@@ -11,9 +11,9 @@
 // it read (CacheTTL).
 //
 // It must not: read configuration (core/config decodes and validates plans
-// and gives them here), write to the store or read more of it than an
-// organisation's plan name (StoreLookup; any Lookup will do), or provision
-// organisations (core/api does, then calls Remember).
+// and gives them here), open or import the store (the caller passes a
+// Lookup, (*store.DB).PlanOf), or provision organisations (core/api does,
+// then calls Remember). core/config imports it, so it stays a leaf.
 //
 // Callers: core/api (every request's limits), core/jobs (concurrency and
 // cost caps of executions), core/app (per-organisation rate limits and the

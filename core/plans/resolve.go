@@ -12,14 +12,14 @@ import (
 	"time"
 )
 
-// ErrNoOrganisation is what a Lookup returns (wrapped or not) for an
-// organisation that is not provisioned.
+// ErrNoOrganisation is what For returns (wrapped) for an organisation
+// that is not provisioned.
 var ErrNoOrganisation = errors.New("organisation not provisioned")
 
 // Lookup returns the name of the plan organisation orgID is on, as the
-// store holds it, or an error matching ErrNoOrganisation when there is no
-// such organisation.
-type Lookup func(ctx context.Context, orgID string) (plan string, err error)
+// store holds it; found is false when there is no such organisation.
+// (*store.DB).PlanOf is one.
+type Lookup func(ctx context.Context, orgID string) (plan string, found bool, err error)
 
 // CacheTTL bounds how long a replica trusts an organisation's plan name
 // that it read: a plan changed in the store reaches every replica within
@@ -117,12 +117,12 @@ func (r *Resolver) For(ctx context.Context, orgID string) (Resolved, error) {
 	if ok && now.Before(e.until) {
 		return r.named(e.plan), nil
 	}
-	name, err := r.lookup(ctx, orgID)
-	if err != nil {
-		if errors.Is(err, ErrNoOrganisation) {
-			return Resolved{}, fmt.Errorf("organisation %q: %w", orgID, err)
-		}
+	name, found, err := r.lookup(ctx, orgID)
+	switch {
+	case err != nil:
 		return Resolved{}, fmt.Errorf("reading the plan of organisation %q: %w", orgID, err)
+	case !found:
+		return Resolved{}, fmt.Errorf("organisation %q: %w", orgID, ErrNoOrganisation)
 	}
 	r.remember(orgID, name, now)
 	res := r.named(name)

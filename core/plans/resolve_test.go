@@ -15,16 +15,13 @@ type fakeStore struct {
 	reads int
 }
 
-func (s *fakeStore) lookup(_ context.Context, orgID string) (string, error) {
+func (s *fakeStore) lookup(_ context.Context, orgID string) (string, bool, error) {
 	s.reads++
 	if s.err != nil {
-		return "", s.err
+		return "", false, fmt.Errorf("store: %w", s.err)
 	}
 	p, ok := s.orgs[orgID]
-	if !ok {
-		return "", fmt.Errorf("store: %w", ErrNoOrganisation)
-	}
-	return p, nil
+	return p, ok, nil
 }
 
 func newResolver(t *testing.T, s *fakeStore, now *time.Time) *Resolver {
