@@ -1,9 +1,12 @@
 package plans
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -149,5 +152,31 @@ func TestNewRefusesAnUnknownDefault(t *testing.T) {
 	}
 	if _, err := New(Options{Plans: Builtin(), Default: "developer"}); err == nil {
 		t.Error("New accepted no Lookup")
+	}
+}
+
+// An organisation on a plan that is not configured is logged, once per
+// read from the store, with the plan it asked for and the one it got.
+func TestForWarnsOfAnUnconfiguredPlan(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	now := time.Unix(0, 0)
+	s := &fakeStore{orgs: map[string]string{"org_a": "gold", "org_b": "team"}}
+	r, err := New(Options{Plans: Builtin(), Default: "developer", Lookup: s.lookup, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := r.For(context.Background(), "org_a"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.For(context.Background(), "org_b"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := logs.String()
+	if strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "org_id=org_a plan=gold default_plan=developer") {
+		t.Errorf("log = %q, want one warning naming org_a, gold and developer", out)
 	}
 }
