@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/v2"
 )
 
 // A file with mistakes of every kind — unknown keys, values that do not
@@ -114,4 +117,41 @@ func lineWith(s, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// parseYAMLFile reads whatever koanf accepted: it must not panic, and every
+// key koanf found has a line.
+func FuzzParseYAMLFile(f *testing.F) {
+	for _, s := range []string{
+		"addr: 127.0.0.1:8080\n",
+		"plugins:\n  bundles:\n    tasks:\n      sha256: 000\n      routes: [a, b]\n",
+		"a: &x {b: 1}\nc: *x\n",
+		"- 1\n- 2\n",
+		"plans:\n  gold: {retention: 1h}\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		ko := koanf.New(".")
+		if err := ko.Load(rawBytes(body), yaml.Parser()); err != nil {
+			return
+		}
+		yf := parseYAMLFile("f.yaml", []byte(body))
+		for _, key := range ko.Keys() {
+			if strings.Contains(key, "<<") {
+				continue // merge keys: koanf folds them in
+			}
+			if _, ok := yf.lines[key]; !ok && !strings.Contains(key, ".") {
+				t.Errorf("top-level key %q has no line", key)
+			}
+		}
+	})
+}
+
+// rawBytes is a koanf provider of an in-memory document.
+type rawBytes string
+
+func (r rawBytes) ReadBytes() ([]byte, error) { return []byte(r), nil }
+func (r rawBytes) Read() (map[string]any, error) {
+	return nil, errors.New("rawBytes: ReadBytes only")
 }
