@@ -18,7 +18,7 @@ import (
 
 	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
-	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plans"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -67,17 +67,23 @@ type ScopeChallenger interface {
 	InsufficientScope(r *http.Request, p *auth.Principal, required string) *auth.Challenge
 }
 
-// Options configures New. Store, Plans, DefaultPlan and Queue are required.
+// Options configures New. Store, Queue, and Plans with DefaultPlan or
+// PlanResolver are required.
 type Options struct {
 	// Store holds the organisations' data.
 	Store *store.DB
 
-	// Plans are the plans organisations can be on, by name (config.Plans).
-	// New copies the map.
-	Plans map[string]config.Plan
+	// PlanResolver finds each organisation's plan; give the process's one
+	// resolver (core/plans) so that every package shares its cache. Nil: New
+	// builds one over Store from Plans and DefaultPlan.
+	PlanResolver *plans.Resolver
 
-	// DefaultPlan is the plan a provisioned organisation gets; it must be in
-	// Plans. It is also used, with a warning, for an organisation whose plan
+	// Plans are the plans organisations can be on, by name (config.Plans),
+	// when PlanResolver is nil. New copies the map.
+	Plans map[string]plans.Plan
+
+	// DefaultPlan is the plan a provisioned organisation gets, when
+	// PlanResolver is nil; it must be in Plans. It is also used, with a warning, for an organisation whose plan
 	// is no longer configured.
 	DefaultPlan string
 
@@ -141,8 +147,7 @@ type Options struct {
 type API struct {
 	// fixed at creation
 	db                *store.DB
-	plans             map[string]config.Plan
-	defaultPlan       string
+	plans             *plans.Resolver
 	autoProvision     bool
 	exampleTasks      bool
 	cursors           cursors
@@ -156,8 +161,6 @@ type API struct {
 	settleApproval    func(ctx context.Context, a store.Approval) (store.Approval, error)
 
 	rts []route // the route table with its handlers
-
-	orgs orgCache // safe for concurrent use
 }
 
 // New returns an API over opts.
@@ -169,9 +172,14 @@ func New(opts Options) (*API, error) {
 	if opts.Queue == nil {
 		errs = append(errs, errors.New("api: Options.Queue is required"))
 	}
-	if _, ok := opts.Plans[opts.DefaultPlan]; !ok {
-		errs = append(errs, fmt.Errorf("api: Options.DefaultPlan %q is not one of Plans (%s)",
-			opts.DefaultPlan, strings.Join(slices.Sorted(maps.Keys(opts.Plans)), ", ")))
+	resolver := opts.PlanResolver
+	if resolver == nil && opts.Store != nil {
+		var err error
+		resolver, err = plans.New(plans.Options{Plans: opts.Plans, Default: opts.DefaultPlan,
+			Lookup: opts.Store.PlanOf, Logger: opts.Logger, Now: opts.Now})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("api: Options.Plans: %w", err))
+		}
 	}
 	key := opts.CursorKey
 	switch {
@@ -187,8 +195,7 @@ func New(opts Options) (*API, error) {
 	a := &API{
 		db:                opts.Store,
 		settleApproval:    opts.SettleApproval,
-		plans:             maps.Clone(opts.Plans),
-		defaultPlan:       opts.DefaultPlan,
+		plans:             resolver,
 		autoProvision:     opts.AutoProvision,
 		exampleTasks:      opts.ExampleTasks,
 		cursors:           cursors{key: slices.Clone(key)},
@@ -206,7 +213,6 @@ func New(opts Options) (*API, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	a.orgs.m = map[string]orgEntry{}
 	rts, err := a.routes()
 	if err != nil {
 		return nil, err

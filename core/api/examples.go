@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plans"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -16,7 +16,7 @@ import (
 
 // exampleTasks returns the example tasks, capped at plan's per-execution
 // maximum.
-func exampleTasks(plan config.Plan) []store.Task {
+func exampleTasks(plan plans.Plan) []store.Task {
 	tasks := []store.Task{
 		{
 			Name:        "Conciliação diária",

@@ -7,11 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/kobana/kadu/core/auth"
-	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plans"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -19,79 +17,37 @@ import (
 type orgInfo struct {
 	id       string
 	planName string
-	plan     config.Plan
+	plan     plans.Plan
 }
 
-// orgCacheTTL bounds how long a replica trusts what it read about an
-// organisation (its plan) before reading it again.
-const orgCacheTTL = 30 * time.Second
-
-// orgCacheMax bounds the cache; past it, the cache starts over.
-const orgCacheMax = 10000
-
-// orgCache remembers organisations already seen, so that a request costs no
-// extra query. Safe for concurrent use.
-type orgCache struct {
-	mu sync.Mutex
-	m  map[string]orgEntry // guarded by mu
-}
-
-type orgEntry struct {
-	org   store.Org
-	until time.Time
-}
-
-func (oc *orgCache) get(id string, now time.Time) (store.Org, bool) {
-	oc.mu.Lock()
-	defer oc.mu.Unlock()
-	e, ok := oc.m[id]
-	if !ok || now.After(e.until) {
-		return store.Org{}, false
-	}
-	return e.org, true
-}
-
-func (oc *orgCache) put(org store.Org, now time.Time) {
-	oc.mu.Lock()
-	defer oc.mu.Unlock()
-	if len(oc.m) >= orgCacheMax {
-		clear(oc.m)
-	}
-	oc.m[org.ID] = orgEntry{org: org, until: now.Add(orgCacheTTL)}
-}
-
-// orgFor returns the caller's organisation, provisioning it on first sight
-// when AutoProvision is on (with the example tasks when ExampleTasks is
-// on); otherwise an unknown organisation is 403 org_not_provisioned.
+// orgFor returns the caller's organisation and its plan (core/plans: read
+// at most once per plans.CacheTTL, the default plan for a plan that is not
+// configured), provisioning it on first sight when AutoProvision is on
+// (with the example tasks when ExampleTasks is on); otherwise an unknown
+// organisation is 403 org_not_provisioned.
 func (a *API) orgFor(ctx context.Context, p *auth.Principal) (orgInfo, error) {
 	if p.OrgID == "" {
 		return orgInfo{}, problem(http.StatusForbidden, "org_not_provisioned", "Forbidden",
 			"The access token names no organisation.", "Sign in again through an organisation.")
 	}
-	now := a.now()
-	org, ok := a.orgs.get(p.OrgID, now)
-	if !ok {
-		var err error
-		org, err = a.db.GetOrg(ctx, p.OrgID)
-		if errors.Is(err, store.ErrNotFound) {
-			if !a.autoProvision {
-				return orgInfo{}, problem(http.StatusForbidden, "org_not_provisioned", "Forbidden",
-					"Your organisation has no Kadu account on this server.",
-					"Ask the operator of this Kadu server to provision your organisation; nothing can be done with this token until then.")
-			}
-			org, err = a.provision(ctx, p.OrgID)
+	res, err := a.plans.For(ctx, p.OrgID)
+	if errors.Is(err, plans.ErrNoOrganisation) {
+		if !a.autoProvision {
+			return orgInfo{}, problem(http.StatusForbidden, "org_not_provisioned", "Forbidden",
+				"Your organisation has no Kadu account on this server.",
+				"Ask the operator of this Kadu server to provision your organisation; nothing can be done with this token until then.")
 		}
-		if err != nil {
+		var org store.Org
+		if org, err = a.provision(ctx, p.OrgID); err != nil {
 			return orgInfo{}, err
 		}
-		a.orgs.put(org, now)
+		a.plans.Remember(org.ID, org.Plan)
+		res, err = a.plans.For(ctx, org.ID)
 	}
-	plan, name, ok := config.ResolvePlan(a.plans, a.defaultPlan, org.Plan)
-	if !ok {
-		a.log.WarnContext(ctx, "api: organisation on a plan that is not configured; using the default plan",
-			slog.String("org_id", org.ID), slog.String("plan", org.Plan), slog.String("default_plan", a.defaultPlan))
+	if err != nil {
+		return orgInfo{}, err
 	}
-	return orgInfo{id: org.ID, planName: name, plan: plan}, nil
+	return orgInfo{id: p.OrgID, planName: res.Name, plan: res.Plan}, nil
 }
 
 // provision creates the organisation with the default plan and, when it is
@@ -103,11 +59,11 @@ func (a *API) provision(ctx context.Context, orgID string) (store.Org, error) {
 	var tasks int
 	err := a.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		org, created, err = tx.EnsureOrg(ctx, orgID, a.defaultPlan)
+		org, created, err = tx.EnsureOrg(ctx, orgID, a.plans.Default().Name)
 		if err != nil || !created || !a.exampleTasks {
 			return err
 		}
-		for _, t := range exampleTasks(a.plans[a.defaultPlan]) {
+		for _, t := range exampleTasks(a.plans.Default().Plan) {
 			if _, err := tx.CreateTask(ctx, orgID, t); err != nil {
 				return err
 			}

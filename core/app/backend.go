@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/jobs"
 	"github.com/kobana/kadu/core/metrics"
+	"github.com/kobana/kadu/core/plans"
 	"github.com/kobana/kadu/core/ratelimit"
 	"github.com/kobana/kadu/core/seal"
 	"github.com/kobana/kadu/core/store"
@@ -31,6 +32,7 @@ type backend struct {
 	blobs   *blob.Bucket
 	keys    useKeys // derived from the master signing key
 	limiter *ratelimit.Limiter
+	plans   *plans.Resolver // every package's organisation → plan, one cache
 }
 
 // openBackend opens the store (migrating it), the bucket and the rate
@@ -60,6 +62,11 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 	if err != nil {
 		return nil, fmt.Errorf("store (%s %s): %w", cfg.Store.Driver, config.RedactDSN(cfg.StoreDSN()), err)
 	}
+	b.plans, err = plans.New(plans.Options{Plans: cfg.Plans, Default: cfg.Orgs.DefaultPlan,
+		Lookup: b.db.PlanOf, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("plans: %w", err)
+	}
 	b.blobs, err = blob.Open(ctx, blob.Options{
 		URL:        cfg.FilesURL(),
 		PublicURL:  cfg.PublicOrigin() + blobsPath,
@@ -71,7 +78,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 	}
 	if cfg.RateLimits.Enabled {
 		lo := ratelimit.Options{
-			PerMinute:   newPlanLimits(b.db, cfg).requestsPerMinute,
+			PerMinute:   requestsPerMinute(b.plans),
 			IPPerMinute: cfg.RateLimits.IPPerMinute,
 			Logger:      log,
 		}
@@ -93,11 +100,11 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		Store:             b.db,
 		Runner:            runner,
 		Plans:             cfg.Plans,
-		DefaultPlan:       cfg.Orgs.DefaultPlan,
+		PlanResolver:      b.plans,
 		RescueAfter:       cfg.Runner.RescueAfter,
 		Blobs:             b.blobs,
 		Logger:            log,
-		ExecutionJSON:     executionJSON(b.db, cfg),
+		ExecutionJSON:     executionJSON(b.plans),
 		FileJSON:          api.FileJSON,
 		WebhookJSON:       api.WebhookJSON,
 		WebhookAllowHosts: cfg.Webhooks.AllowHosts,
@@ -121,15 +128,15 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 const blobsPath = "/blobs"
 
 // executionJSON renders an execution for its events as the API does, with
-// the per-execution maximum of the organisation's plan.
-func executionJSON(db *store.DB, cfg *config.Config) func(store.Execution) json.RawMessage {
+// the per-execution maximum of the organisation's plan (the default plan's
+// when the organisation cannot be read).
+func executionJSON(r *plans.Resolver) func(store.Execution) json.RawMessage {
 	return func(e store.Execution) json.RawMessage {
-		name := cfg.Orgs.DefaultPlan
-		if o, err := db.GetOrg(context.Background(), e.OrgID); err == nil {
-			name = o.Plan
+		res, err := r.For(context.Background(), e.OrgID)
+		if err != nil {
+			res = r.Default()
 		}
-		plan, _, _ := cfg.PlanFor(name)
-		return api.ExecutionJSON(e, plan.MaxCostPerExecutionCents)
+		return api.ExecutionJSON(e, res.Plan.MaxCostPerExecutionCents)
 	}
 }
 
@@ -216,8 +223,7 @@ func newAPI(cfg *config.Config, b *backend, challenger api.ScopeChallenger, log 
 	return api.New(api.Options{
 		SettleApproval:    settle,
 		Store:             b.db,
-		Plans:             cfg.Plans,
-		DefaultPlan:       cfg.Orgs.DefaultPlan,
+		PlanResolver:      b.plans,
 		AutoProvision:     cfg.AutoProvision(),
 		ExampleTasks:      cfg.ExampleTasks(),
 		CursorKey:         b.keys.apiCursors,

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 )
 
 // BenchmarkToolCallExecutionsGet measures kadu_executions_get end to end:
@@ -28,7 +29,7 @@ import (
 //	go test -run '^$' -bench ToolCallExecutionsGet -benchtime 10s ./core/app
 func BenchmarkToolCallExecutionsGet(b *testing.B) {
 	for _, driver := range []string{config.DriverSQLite, config.DriverPostgres} {
-		for _, pool := range []int{config.DefaultBundlePoolSize, 16} {
+		for _, pool := range []int{bundleconf.DefaultPoolSize, 16} {
 			b.Run(fmt.Sprintf("%s/pool_size=%d", driver, pool), func(b *testing.B) {
 				benchExecutionsGet(b, driver, pool)
 			})

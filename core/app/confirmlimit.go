@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 )
 
 // confirmRunMargin is what a confirmed call may take beyond its bundle
@@ -25,7 +26,7 @@ const confirmRunMargin = 30 * time.Second
 // It is read once at start: a bundle timeout raised by a reload counts
 // from the next start.
 func confirmRunLimit(cfg *config.Config) time.Duration {
-	timeout := config.DefaultBundleTimeout
+	timeout := bundleconf.DefaultTimeout
 	for _, b := range cfg.Plugins.Bundles {
 		if b.Enabled {
 			timeout = max(timeout, b.WithDefaults().Timeout)

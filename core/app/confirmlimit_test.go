@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 )
 
 // TestConfirmRunLimit: the run limit of confirmed calls covers the longest
@@ -18,12 +19,12 @@ func TestConfirmRunLimit(t *testing.T) {
 		want    time.Duration
 	}{
 		{"defaults", nil, 5*time.Second + 2*10*time.Second + 30*time.Second},
-		{"a shorter timeout keeps the default", map[string]config.Bundle{"a": {Enabled: true, Timeout: 2 * time.Second}},
+		{"a shorter timeout keeps the default", map[string]config.Bundle{"a": {Enabled: true, Limits: bundleconf.Limits{Timeout: 2 * time.Second}}},
 			5*time.Second + 2*10*time.Second + 30*time.Second},
 		{"the longest enabled bundle counts", map[string]config.Bundle{
-			"a": {Enabled: true, Timeout: 45 * time.Second}, "b": {Enabled: true, Timeout: 20 * time.Second}},
+			"a": {Enabled: true, Limits: bundleconf.Limits{Timeout: 45 * time.Second}}, "b": {Enabled: true, Limits: bundleconf.Limits{Timeout: 20 * time.Second}}},
 			5*time.Second + 2*45*time.Second + 30*time.Second},
-		{"a disabled bundle does not", map[string]config.Bundle{"a": {Enabled: false, Timeout: 10 * time.Minute}},
+		{"a disabled bundle does not", map[string]config.Bundle{"a": {Enabled: false, Limits: bundleconf.Limits{Timeout: 10 * time.Minute}}},
 			5*time.Second + 2*10*time.Second + 30*time.Second},
 	}
 	for _, tt := range tests {

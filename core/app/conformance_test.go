@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 	"github.com/kobana/kadu/sdk/go/kadu/kadutest"
 )
 
@@ -218,7 +219,7 @@ func startConformanceProduct(t *testing.T) *testServer {
 // anything it checks.
 func warmFixtures(t *testing.T, srv *testServer, token string) {
 	t.Helper()
-	n := config.DefaultBundlePoolSize
+	n := bundleconf.DefaultPoolSize
 	if b := srv.cfg.EnabledBundles()["conformance"]; b.PoolSize > 0 {
 		n = b.PoolSize
 	}

@@ -34,16 +34,9 @@ func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 			SHA256:    b.SHA256,
 			Routes:    b.Routes,
 			Isolation: b.Isolation,
-			Limits: plugin.Limits{
-				MemoryMiB:             b.MemoryMiB,
-				Timeout:               b.Timeout,
-				MaxOutputBytes:        b.MaxOutputBytes,
-				PoolSize:              b.PoolSize,
-				APICallsPerInvocation: b.APICalls,
-				IdleTTL:               cfg.Plugins.IdleTTL,
-			},
-			Config:   b.SettingsMap(),
-			Required: b.Required,
+			Limits:    plugin.Limits{Limits: b.Limits, IdleTTL: cfg.Plugins.IdleTTL},
+			Config:    b.SettingsMap(),
+			Required:  b.Required,
 		}
 		if b.Path == "" && config.IsFirstParty(name) {
 			if bc.Wasm = modules[name]; bc.Wasm == nil {

@@ -53,7 +53,7 @@ func (p *problems) applyEntry(mv reflect.Value, section string, m *mapSection, n
 	entryKey := section + "." + name
 	if !entryNameRE.MatchString(name) {
 		// One report per entry, not per field: keys arrive sorted.
-		if n := len(*p); n == 0 || !sameEntry((*p)[n-1], entryKey, src) {
+		if n := len(*p); n == 0 || !sameEntry((*p)[n-1], entryKey) {
 			*p = append(*p, &KeyError{Key: entryKey, Source: src,
 				Msg: fmt.Sprintf("%q is not a valid name for an entry of %s (want %s)", name, section, entryNameRule)})
 		}
@@ -85,9 +85,9 @@ func (p *problems) applyEntry(mv reflect.Value, section string, m *mapSection, n
 	mv.SetMapIndex(nameV, entry)
 }
 
-func sameEntry(err error, key, src string) bool {
+func sameEntry(err error, key string) bool {
 	ke, ok := err.(*KeyError)
-	return ok && ke.Key == key && ke.Source == src
+	return ok && ke.Key == key
 }
 
 func isEmptyMapping(v any) bool {

@@ -1,6 +1,9 @@
 package config
 
-import "github.com/kobana/kadu/core/api/routeclass"
+import (
+	"github.com/kobana/kadu/core/api/routeclass"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
+)
 
 // firstPartyBundles are the bundles every configuration has enabled: the
 // tool groups of docs/reference/bundles.md#tool-catalogue, built from plugins/<name> by
@@ -36,18 +39,14 @@ func firstPartyBundles() map[string]Bundle {
 // TestKaduYAMLGrantsTheRouteTable says what to write there when they drift.
 func firstParty(name, sha256 string) Bundle {
 	return Bundle{
-		Enabled:        true,
-		Required:       true,
-		Path:           "",
-		SHA256:         sha256,
-		Routes:         routeclass.Grants(name),
-		Isolation:      IsolationPerOrg,
-		MemoryMiB:      DefaultBundleMemoryMiB,
-		Timeout:        DefaultBundleTimeout,
-		MaxOutputBytes: DefaultBundleMaxOutputBytes,
-		PoolSize:       DefaultBundlePoolSize,
-		APICalls:       DefaultBundleAPICalls,
-		Settings:       []string{},
+		Enabled:   true,
+		Required:  true,
+		Path:      "",
+		SHA256:    sha256,
+		Routes:    routeclass.Grants(name),
+		Isolation: bundleconf.IsolationPerOrg,
+		Limits:    bundleconf.Limits{}.WithDefaults(),
+		Settings:  []string{},
 	}
 }
 

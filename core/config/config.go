@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kobana/kadu/core/plans"
 )
 
 // Config is the whole configuration of one Kadu process.
@@ -45,7 +47,7 @@ type Config struct {
 	// SingleNode says this process is the only one on its store: it lifts
 	// the checks that refuse, with store.driver postgres, what each replica
 	// would keep to itself (local blobs, the embedded development issuer).
-	// Default false. See replicas.go.
+	// Default false. core/config/replicas.go lists the checks.
 	SingleNode bool `koanf:"single_node"`
 
 	Log    Log    `koanf:"log"`
@@ -245,7 +247,7 @@ func Defaults() Config {
 		Plugins:    defaultPlugins(),
 		Confirm:    Confirm{StateTTL: 5 * time.Minute, ApprovalTTL: 15 * time.Minute},
 		Tracing:    Tracing{SampleRatio: 1, ServiceName: "kadu"},
-		Plans:      builtinPlans(),
+		Plans:      plans.Builtin(),
 	}
 }
 

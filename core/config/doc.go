@@ -65,3 +65,8 @@
 // fmt, slog and text marshalling), and no error message shows a password or a
 // token. RedactDSN does the same for any connection string or URL.
 package config
+
+// The configuration reference, docs/reference/config.md, is generated from
+// the fields of Config and their doc comments (reference_test.go).
+//
+//go:generate go test -run ^TestConfigReference$ -update .

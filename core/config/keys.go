@@ -58,6 +58,12 @@ func buildSchema(t reflect.Type) schema {
 				continue
 			}
 			tag := f.Tag.Get("koanf")
+			if f.Anonymous && f.Type.Kind() == reflect.Struct && tag == "" {
+				// An embedded struct's keys are the embedding struct's own
+				// (Bundle embeds the limits of core/plugin/bundleconf).
+				walk(f.Type, prefix, append(slices.Clone(index), i))
+				continue
+			}
 			if tag == "" || tag == "-" || strings.ContainsAny(tag, ". ") {
 				panic(fmt.Sprintf("config: field %s.%s needs a koanf tag (lower_snake_case, no dots)", t.Name(), f.Name))
 			}

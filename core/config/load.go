@@ -45,9 +45,11 @@ type sourced struct {
 // public_url becomes "http://" + addr when addr names a host; one trailing
 // slash is removed from public_url.
 //
-// The error lists every problem found, one *KeyError per line, each naming
-// the key and where its value came from; a missing explicit file or
-// malformed YAML is reported alone. errors.Is(err, fs.ErrNotExist) holds
+// The error lists every problem found — keys that are unknown, values that
+// do not decode, rules a value breaks — one *KeyError per line, each naming
+// the key and where its value came from (file:line, env KADU_…, flag --…;
+// none for a default); a missing explicit file or malformed YAML is
+// reported alone. errors.Is(err, fs.ErrNotExist) holds
 // for a missing explicit file.
 func Load(path string, explicit bool, flags *pflag.FlagSet) (*Config, error) {
 	return load(path, explicit, flags, os.Environ)
@@ -63,10 +65,20 @@ func load(path string, explicit bool, flags *pflag.FlagSet, environ func() []str
 	// file's directory. Keys the environment or a flag sets later leave it.
 	base := paths{}
 
+	from := origins{}
+
 	fileKo := koanf.New(".")
 	switch err := fileKo.Load(file.Provider(path), yaml.Parser()); {
 	case err == nil:
-		p.apply(&cfg, fileKo.All(), path)
+		// Read again for what koanf drops: lines, and scalars as written.
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config file %q: %w", path, err)
+		}
+		yf := parseYAMLFile(path, data)
+		flat := yf.sourced(fileKo.All())
+		p.apply(&cfg, flat, path)
+		from.recordFile(&yf, flat)
 		base.fromFile(path, fileKo.Keys())
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		// The default file is optional.
@@ -83,6 +95,7 @@ func load(path string, explicit bool, flags *pflag.FlagSet, environ func() []str
 		return nil, fmt.Errorf("reading the environment: %w", err)
 	}
 	p.apply(&cfg, envKo.All(), "environment")
+	from.record(envKo.All())
 	base.overridden(envKo.Keys())
 
 	if flags != nil {
@@ -97,15 +110,15 @@ func load(path string, explicit bool, flags *pflag.FlagSet, environ func() []str
 			return nil, fmt.Errorf("reading flags: %w", err)
 		}
 		p.apply(&cfg, flagKo.All(), "flags")
+		from.record(flagKo.All())
 		base.overridden(flagKo.Keys())
 	}
 
-	if len(p) > 0 {
-		return nil, fmt.Errorf("invalid configuration:\n%w", errors.Join(p...))
-	}
+	// Every problem in one report: values that do not decode, then the
+	// rules the others break, each with where its value came from.
 	cfg.normalize(base)
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid configuration:\n%w", err)
+	if all := from.merge(p, cfg.Validate()); len(all) > 0 {
+		return nil, fmt.Errorf("invalid configuration:\n%w", errors.Join(all...))
 	}
 	return &cfg, nil
 }

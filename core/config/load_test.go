@@ -16,6 +16,8 @@ import (
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/kobana/kadu/core/plans"
 )
 
 // environ returns a fixed environment for load, so tests ignore the real one.
@@ -145,7 +147,7 @@ func TestProductionExampleLoads(t *testing.T) {
 		t.Errorf("production example: store %v, runner %q, auto-provision %v, example tasks %v",
 			got.Store, got.Runner.Kind, got.AutoProvision(), got.ExampleTasks())
 	}
-	team := builtinPlans()["team"]
+	team := plans.Builtin()["team"]
 	team.RequestsPerMinute = 6000
 	if got.Plans["team"] != team || got.Plans["enterprise"].CostCapCents != 5000000 || got.Orgs.DefaultPlan != "team" {
 		t.Errorf("production example: plans %+v", got.Plans)
@@ -314,13 +316,13 @@ func TestLoadErrors(t *testing.T) {
 		{name: "unknown env key", env: []string{"KADU_ADRESS=x"},
 			want: []string{"adress (env KADU_ADRESS)", "did you mean KADU_ADDR"}},
 		{name: "invalid value from file", yaml: "addr: 127.0.0.1\n",
-			want: []string{"invalid configuration", `addr: "127.0.0.1" is not host:port`}},
+			want: []string{"invalid configuration", "addr (", `.yaml:1): "127.0.0.1" is not host:port`}},
 		{name: "invalid value from flag", flags: []string{"--addr", "0.0.0.0:8080"},
-			want: []string{"addr:", "configure auth.issuer"}},
+			want: []string{"addr (flag --addr):", "configure auth.issuer"}},
 		{name: "invalid role from env", env: []string{"KADU_AUTH__DEV__DEFAULT_ROLE=boss"},
-			want: []string{`auth.dev.default_role: "boss" is not allowed (want one of viewer, member, admin, owner)`}},
+			want: []string{`auth.dev.default_role (env KADU_AUTH__DEV__DEFAULT_ROLE): "boss" is not allowed (want one of viewer, member, admin, owner)`}},
 		{name: "bad URL from env", env: []string{"KADU_AUTH__ISSUER=ldap://id"},
-			want: []string{"auth.issuer:", "scheme"}},
+			want: []string{"auth.issuer (env KADU_AUTH__ISSUER):", "scheme"}},
 		{name: "all problems at once", yaml: "adress: x\nlog:\n  levl: debug\n",
 			want: []string{"adress (", "log.levl ("}},
 		{name: "malformed YAML", yaml: "addr: [\n", want: []string{"config file", "yaml"}},
@@ -332,9 +334,9 @@ func TestLoadErrors(t *testing.T) {
 		{name: "bad runner timeout", env: []string{"KADU_RUNNER__HTTP__TIMEOUT=30"},
 			want: []string{"runner.http.timeout (env KADU_RUNNER__HTTP__TIMEOUT)", "not a duration"}},
 		{name: "invalid value: toggle", yaml: "orgs:\n  auto_provision: yes\n",
-			want: []string{`orgs.auto_provision: "yes" is not allowed (want one of auto, on, off)`}},
+			want: []string{"orgs.auto_provision (", `.yaml:2): "yes" is not allowed (want one of auto, on, off)`}},
 		{name: "undefined default plan", env: []string{"KADU_ORGS__DEFAULT_PLAN=gold"},
-			want: []string{`orgs.default_plan: "gold" is not a defined plan (want one of developer, team;`}},
+			want: []string{`orgs.default_plan (env KADU_ORGS__DEFAULT_PLAN): "gold" is not a defined plan (want one of developer, team;`}},
 		{name: "unknown plan field", yaml: "plans:\n  developer:\n    cost_cap: 5\n",
 			want: []string{"plans.developer.cost_cap (", "unknown key", `did you mean "plans.developer.cost_cap_cents"`}},
 		{name: "unknown plan field in a new plan", yaml: "plans:\n  gold:\n    retension: 1h\n",
@@ -359,15 +361,15 @@ func TestLoadErrors(t *testing.T) {
 		{name: "plan name too long", yaml: "plans:\n  " + strings.Repeat("a", 33) + ":\n    webhooks: 1\n",
 			want: []string{"plans." + strings.Repeat("a", 33) + " (", "not a valid name"}},
 		{name: "invalid value: new plan set in part", yaml: "plans:\n  gold:\n    webhooks: 3\n    cost_cap_cents: 100\n",
-			want: []string{"plans.gold.concurrent_executions: is 0 or not set", "plans.gold.executions_per_month:",
-				"plans.gold.max_file_size_bytes:", "plans.gold.retention:", "plans.gold.requests_per_minute:",
-				"plans.gold.max_cost_per_execution_cents:"}},
+			want: []string{"plans.gold.concurrent_executions (", ".yaml:2): is 0 or not set", "plans.gold.executions_per_month (",
+				"plans.gold.max_file_size_bytes (", "plans.gold.retention (", "plans.gold.requests_per_minute (",
+				"plans.gold.max_cost_per_execution_cents ("}},
 		{name: "invalid value: per-execution cost above the cap", yaml: "plans:\n  developer:\n    max_cost_per_execution_cents: 10001\n",
-			want: []string{"plans.developer.max_cost_per_execution_cents: 10001 is more than plans.developer.cost_cap_cents (10000)"}},
+			want: []string{".yaml:3): 10001 is more than plans.developer.cost_cap_cents (10000)"}},
 		{name: "postgres without a DSN", env: []string{"KADU_STORE__DRIVER=postgres"},
 			want: []string{"store.dsn: is required when store.driver is postgres"}},
 		{name: "invalid value: store driver", yaml: "store:\n  driver: mysql\n",
-			want: []string{`store.driver: "mysql" is not allowed (want one of sqlite, postgres)`}},
+			want: []string{"store.driver (", `.yaml:2): "mysql" is not allowed (want one of sqlite, postgres)`}},
 		{name: "http runner without a URL", env: []string{"KADU_RUNNER__KIND=http"},
 			want: []string{"runner.http.url: is required when runner.kind is http"}},
 	}
@@ -392,7 +394,7 @@ func TestLoadErrors(t *testing.T) {
 					t.Errorf("load() error = %q\nwant it to contain %q", err, w)
 				}
 			}
-			if strings.Contains(path, "kadu.yaml") && !strings.Contains(tt.name, "YAML") && !strings.Contains(tt.name, "invalid value") {
+			if strings.Contains(path, "kadu.yaml") && !strings.Contains(tt.name, "YAML") {
 				if !strings.Contains(err.Error(), path) {
 					t.Errorf("load() error = %q, want it to name the file %s", err, path)
 				}

@@ -3,72 +3,16 @@ package config
 import (
 	"maps"
 	"slices"
-	"time"
+
+	"github.com/kobana/kadu/core/plans"
 )
 
-// Plan is what an organisation on it may use (docs/reference/rest.md#conventions, docs/reference/limits.md#rate-limits). Plans are
-// named in the configuration under plans.<name> (lower case, see
-// entryNameRE); organisations refer to them by name. Every field is required
-// and must be greater than 0, except Webhooks, which may be 0.
-type Plan struct {
-	// ConcurrentExecutions is how many executions may run at once; more stay
-	// queued.
-	ConcurrentExecutions int `koanf:"concurrent_executions"`
-
-	// ExecutionsPerMonth is how many executions may be launched per calendar
-	// month (UTC).
-	ExecutionsPerMonth int `koanf:"executions_per_month"`
-
-	// MaxFileSizeBytes is the largest file that may be uploaded, in bytes.
-	MaxFileSizeBytes int64 `koanf:"max_file_size_bytes"`
-
-	// Retention is how long soft-deleted rows (and their blobs) are kept
-	// before they are purged.
-	Retention time.Duration `koanf:"retention"`
-
-	// Webhooks is the most webhook endpoints the organisation may have; 0
-	// allows none.
-	Webhooks int `koanf:"webhooks"`
-
-	// RequestsPerMinute limits MCP and REST requests together.
-	RequestsPerMinute int `koanf:"requests_per_minute"`
-
-	// CostCapCents is the monthly cost cap, in cents: a launch that would
-	// exceed it is refused (402 cost_cap_exceeded), and an execution that
-	// crosses it fails.
-	CostCapCents int64 `koanf:"cost_cap_cents"`
-
-	// MaxCostPerExecutionCents is the most one execution may cost, in cents;
-	// at most CostCapCents.
-	MaxCostPerExecutionCents int64 `koanf:"max_cost_per_execution_cents"`
-}
-
-// builtinPlans are the plans every configuration has; a file or the
-// environment may change their fields and add others.
-func builtinPlans() map[string]Plan {
-	return map[string]Plan{
-		"developer": {
-			ConcurrentExecutions:     2,
-			ExecutionsPerMonth:       1000,
-			MaxFileSizeBytes:         10 << 20, // 10 MiB
-			Retention:                720 * time.Hour,
-			Webhooks:                 5,
-			RequestsPerMinute:        600,
-			CostCapCents:             10000,
-			MaxCostPerExecutionCents: 2000,
-		},
-		"team": {
-			ConcurrentExecutions:     10,
-			ExecutionsPerMonth:       20000,
-			MaxFileSizeBytes:         100 << 20, // 100 MiB
-			Retention:                2160 * time.Hour,
-			Webhooks:                 20,
-			RequestsPerMinute:        3000,
-			CostCapCents:             500000,
-			MaxCostPerExecutionCents: 20000,
-		},
-	}
-}
+// Plan is what an organisation on it may use; core/plans owns the type,
+// its fields' meaning and the rule resolving an organisation's plan. Plans
+// are named in the configuration under plans.<name> (lower case, see
+// entryNameRE). Every field is required and must be greater than 0, except
+// Webhooks, which may be 0.
+type Plan = plans.Plan
 
 // plans checks every plan, in name order, reporting each field that is
 // missing or out of range by its full key (plans.<name>.<field>).
@@ -113,25 +57,4 @@ func (p *problems) planCount(key string, n int64) bool {
 		return true
 	}
 	return false
-}
-
-// PlanFor resolves the plan an organisation on plan name is held to. It is
-// the one place that decides what an organisation whose plan is not
-// configured (renamed or removed after the organisation was provisioned,
-// or set by hand in the store) gets: orgs.default_plan, with every limit and
-// the monthly cost cap of that plan, never no limits. ok is false in that
-// case, so that the caller can log it; resolved names the plan used.
-func (c *Config) PlanFor(name string) (plan Plan, resolved string, ok bool) {
-	return ResolvePlan(c.Plans, c.Orgs.DefaultPlan, name)
-}
-
-// ResolvePlan is PlanFor for code that holds the plans and the default
-// plan's name rather than the Config (core/api and core/jobs take them as
-// options). defaultPlan must be one of plans; Validate makes it so for
-// orgs.default_plan.
-func ResolvePlan(plans map[string]Plan, defaultPlan, name string) (plan Plan, resolved string, ok bool) {
-	if p, found := plans[name]; found {
-		return p, name, true
-	}
-	return plans[defaultPlan], defaultPlan, false
 }

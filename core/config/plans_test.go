@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kobana/kadu/core/plans"
 )
 
 // A plan set in part starts from the built-in plan of that name, or from zero
@@ -39,10 +41,10 @@ plans:
 	if err != nil {
 		t.Fatal(err)
 	}
-	team := builtinPlans()["team"]
+	team := plans.Builtin()["team"]
 	team.Webhooks = 0
 	want := map[string]Plan{
-		"developer": builtinPlans()["developer"],
+		"developer": plans.Builtin()["developer"],
 		"team":      team,
 		"gold": {ConcurrentExecutions: 4, ExecutionsPerMonth: 5000, MaxFileSizeBytes: 50 << 20, Retention: 1440 * time.Hour,
 			RequestsPerMinute: 1200, CostCapCents: 50000, MaxCostPerExecutionCents: 5000},
@@ -61,7 +63,7 @@ func TestLoadPlansEmptyOrNull(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
 		}
-		if !reflect.DeepEqual(c.Plans, builtinPlans()) {
+		if !reflect.DeepEqual(c.Plans, plans.Builtin()) {
 			t.Errorf("%q: plans = %+v, want the built-in plans", body, c.Plans)
 		}
 	}
@@ -98,30 +100,4 @@ func unwrapLoad(t *testing.T, err error) error {
 		t.Fatalf("load error = %v, want a wrapped joined error", err)
 	}
 	return w.Unwrap()
-}
-
-// PlanFor: a configured plan is itself; any other name, including the empty
-// one, is held to orgs.default_plan.
-func TestPlanFor(t *testing.T) {
-	t.Parallel()
-	c := Defaults()
-	c.Orgs.DefaultPlan = "developer"
-	for _, tt := range []struct {
-		name, resolved string
-		ok             bool
-	}{
-		{"team", "team", true},
-		{"developer", "developer", true},
-		{"gold", "developer", false},
-		{"", "developer", false},
-		{"TEAM", "developer", false},
-	} {
-		plan, resolved, ok := c.PlanFor(tt.name)
-		if resolved != tt.resolved || ok != tt.ok || plan != c.Plans[tt.resolved] {
-			t.Errorf("PlanFor(%q) = %+v, %q, %v; want plan %q, ok %v", tt.name, plan, resolved, ok, tt.resolved, tt.ok)
-		}
-		if plan.CostCapCents <= 0 {
-			t.Errorf("PlanFor(%q): cost cap %d, want the default plan's", tt.name, plan.CostCapCents)
-		}
-	}
 }

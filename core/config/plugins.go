@@ -1,13 +1,14 @@
 package config
 
 import (
-	"encoding/hex"
 	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 )
 
 // Plugins configures the WASM bundles that provide tools, resources and
@@ -71,41 +72,24 @@ type Quarantine struct {
 	Cooldown time.Duration `koanf:"cooldown"`
 }
 
-// Plugin pool defaults (plugins.*).
-const (
-	DefaultPluginMemoryBudgetMiB = 512
-	DefaultPluginOrgSharePercent = 25
-	DefaultPluginMaxInstances    = 256
-	DefaultPluginMemoryWait      = 5 * time.Second
-	DefaultPluginIdleTTL         = 5 * time.Minute
-	DefaultPluginDrainTimeout    = 30 * time.Second
-	DefaultQuarantineFaults      = 5
-	DefaultQuarantineWindow      = time.Minute
-	DefaultQuarantineCooldown    = 30 * time.Second
-)
-
 // defaultPlugins is the plugins section of the embedded defaults.
 func defaultPlugins() Plugins {
 	return Plugins{
 		Watch:           true,
-		MemoryBudgetMiB: DefaultPluginMemoryBudgetMiB,
-		OrgSharePercent: DefaultPluginOrgSharePercent,
-		MaxInstances:    DefaultPluginMaxInstances,
-		MemoryWait:      DefaultPluginMemoryWait,
-		IdleTTL:         DefaultPluginIdleTTL,
-		DrainTimeout:    DefaultPluginDrainTimeout,
+		MemoryBudgetMiB: bundleconf.DefaultMemoryBudgetMiB,
+		OrgSharePercent: bundleconf.DefaultOrgSharePercent,
+		MaxInstances:    bundleconf.DefaultMaxInstances,
+		MemoryWait:      bundleconf.DefaultMemoryWait,
+		IdleTTL:         bundleconf.DefaultIdleTTL,
+		DrainTimeout:    bundleconf.DefaultDrainTimeout,
 		Quarantine: Quarantine{
-			Faults: DefaultQuarantineFaults, Window: DefaultQuarantineWindow, Cooldown: DefaultQuarantineCooldown,
+			Faults:   bundleconf.DefaultQuarantineFaults,
+			Window:   bundleconf.DefaultQuarantineWindow,
+			Cooldown: bundleconf.DefaultQuarantineCooldown,
 		},
 		Bundles: firstPartyBundles(),
 	}
 }
-
-// Isolation modes (plugins.bundles.<name>.isolation).
-const (
-	IsolationPerOrg  = "per_org"
-	IsolationPerCall = "per_call"
-)
 
 // Bundle is one enabled bundle and what the operator grants it.
 type Bundle struct {
@@ -138,58 +122,22 @@ type Bundle struct {
 	// pooled) or per_call (a fresh instance per call).
 	Isolation string `koanf:"isolation"`
 
-	// MemoryMiB caps an instance's memory. Default 64.
-	MemoryMiB int `koanf:"memory_mib"`
-
-	// Timeout bounds each call into the bundle. Default 10s.
-	Timeout time.Duration `koanf:"timeout"`
-
-	// MaxOutputBytes caps a result. Default 1048576 (1 MiB).
-	MaxOutputBytes int `koanf:"max_output_bytes"`
-
-	// PoolSize is how many idle instances of the bundle are kept warm per
-	// organisation for idle_ttl. Pools grow past it with an organisation's
-	// concurrency, within the memory budget, and the surplus is closed
-	// after 30 s idle (docs/plugins-operations.md). Default 4.
-	PoolSize int `koanf:"pool_size"`
-
-	// APICalls is how many API requests one call may make. Default 16.
-	APICalls int `koanf:"api_calls"`
+	// Limits bound the bundle's instances and calls: memory_mib, timeout,
+	// max_output_bytes, pool_size and api_calls, keys of the bundle itself
+	// (core/plugin/bundleconf has their defaults and caps).
+	bundleconf.Limits
 
 	// Settings are the bundle's own configuration, "key=value" entries the
 	// bundle reads with config_get.
 	Settings []string `koanf:"settings"`
 }
 
-// Bundle limits applied when a field is 0.
-const (
-	DefaultBundleMemoryMiB      = 64
-	DefaultBundleTimeout        = 10 * time.Second
-	DefaultBundleMaxOutputBytes = 1 << 20
-	DefaultBundlePoolSize       = 4
-	DefaultBundleAPICalls       = 16
-)
-
-// WithDefaults fills the zero limits of b.
+// WithDefaults fills the zero limits and the isolation of b.
 func (b Bundle) WithDefaults() Bundle {
 	if b.Isolation == "" {
-		b.Isolation = IsolationPerOrg
+		b.Isolation = bundleconf.IsolationPerOrg
 	}
-	if b.MemoryMiB == 0 {
-		b.MemoryMiB = DefaultBundleMemoryMiB
-	}
-	if b.Timeout == 0 {
-		b.Timeout = DefaultBundleTimeout
-	}
-	if b.MaxOutputBytes == 0 {
-		b.MaxOutputBytes = DefaultBundleMaxOutputBytes
-	}
-	if b.PoolSize == 0 {
-		b.PoolSize = DefaultBundlePoolSize
-	}
-	if b.APICalls == 0 {
-		b.APICalls = DefaultBundleAPICalls
-	}
+	b.Limits = b.Limits.WithDefaults()
 	return b
 }
 
@@ -232,10 +180,8 @@ func (p *Plugins) normalize(base paths) {
 }
 
 var (
-	bundleNameRE   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-	routeRE        = regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) /api/v1(/([a-z0-9_]+|\{[a-z_]+\}))+$`)
-	settingsKeyRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	allowedIsolate = []string{IsolationPerOrg, IsolationPerCall}
+	routeRE       = regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) /api/v1(/([a-z0-9_]+|\{[a-z_]+\}))+$`)
+	settingsKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 )
 
 func (p *problems) plugins(pl *Plugins) {
@@ -245,8 +191,8 @@ func (p *problems) plugins(pl *Plugins) {
 	p.pluginPool(pl)
 	for _, name := range slices.Sorted(maps.Keys(pl.Bundles)) {
 		key := "plugins.bundles." + name
-		if !bundleNameRE.MatchString(name) {
-			p.add(key, "%q is not a valid bundle name (want a lower-case letter, then up to 31 of a-z, 0-9, \"_\")", name)
+		if err := bundleconf.CheckName(name); err != nil {
+			p.add(key, "%s", err)
 			continue
 		}
 		b := pl.Bundles[name]
@@ -256,31 +202,20 @@ func (p *problems) plugins(pl *Plugins) {
 		if b.Path == "" && !IsFirstParty(name) {
 			p.add(key+".path", "is required (the bundle's .wasm file)")
 		}
-		if d, err := hex.DecodeString(b.SHA256); err != nil || len(d) != 32 {
-			p.add(key+".sha256", "must be the file's SHA-256 as 64 hex digits (sha256sum FILE, or kadu plugins validate FILE)")
+		if e := bundleconf.CheckSHA256(b.SHA256); e != nil {
+			p.add(key+"."+e.Field, "%s", e.Msg)
 		}
 		for i, r := range b.Routes {
 			if !routeRE.MatchString(r) {
 				p.add(key+".routes", "entry %d, %q, is not a route (want e.g. \"GET /api/v1/tasks/{id}\")", i, r)
 			}
 		}
-		if b.Isolation != "" {
-			p.oneOf(key+".isolation", b.Isolation, allowedIsolate)
+		fieldErrs := b.Limits.Check()
+		if e := bundleconf.CheckIsolation(b.Isolation); e != nil {
+			fieldErrs = append([]*bundleconf.FieldError{e}, fieldErrs...)
 		}
-		nonNegative := func(field string, n int) {
-			if n < 0 {
-				p.add(key+"."+field, "%d is negative; leave it out for the default", n)
-			}
-		}
-		nonNegative("memory_mib", b.MemoryMiB)
-		nonNegative("max_output_bytes", b.MaxOutputBytes)
-		nonNegative("pool_size", b.PoolSize)
-		nonNegative("api_calls", b.APICalls)
-		if b.MemoryMiB > 4096 {
-			p.add(key+".memory_mib", "%d is more than a WebAssembly instance can address (4096)", b.MemoryMiB)
-		}
-		if b.Timeout < 0 {
-			p.positive(key+".timeout", b.Timeout)
+		for _, e := range fieldErrs {
+			p.add(key+"."+e.Field, "%s", e.Msg)
 		}
 		for i, kv := range b.Settings {
 			k, _, ok := strings.Cut(kv, "=")
@@ -317,7 +252,7 @@ func (p *problems) pluginPool(pl *Plugins) {
 	share := pl.MemoryBudgetMiB * pl.OrgSharePercent / 100
 	for _, name := range slices.Sorted(maps.Keys(pl.Bundles)) {
 		b := pl.Bundles[name].WithDefaults()
-		if pl.Bundles[name].Enabled && b.MemoryMiB <= 4096 && b.MemoryMiB+1 > share {
+		if pl.Bundles[name].Enabled && b.MemoryMiB <= bundleconf.MaxMemoryMiB && b.MemoryMiB+bundleconf.InstanceOverhead>>20 > share {
 			p.add("plugins.org_share_percent", "%d%% of plugins.memory_budget_mib (%d MiB) is %d MiB, less than one instance of "+
 				"bundle %q may take (memory_mib %d, plus 1 MiB overhead): raise plugins.memory_budget_mib or "+
 				"plugins.org_share_percent, or lower plugins.bundles.%s.memory_mib", pl.OrgSharePercent, pl.MemoryBudgetMiB, share, name, b.MemoryMiB, name)

@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kobana/kadu/core/agent"
-	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plans"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -327,17 +327,12 @@ func (q *Queue) watchRun(ctx context.Context, org, id string, end context.Cancel
 	return stop
 }
 
-// plan is the organisation's plan as config.ResolvePlan resolves it: an
-// organisation on a plan that is not configured is held to DefaultPlan.
-func (q *Queue) plan(ctx context.Context, orgID string) (config.Plan, error) {
-	o, err := q.opts.Store.GetOrg(ctx, orgID)
+// plan is the organisation's plan (core/plans): an organisation on a plan
+// that is not configured is held to the default plan.
+func (q *Queue) plan(ctx context.Context, orgID string) (plans.Plan, error) {
+	res, err := q.opts.PlanResolver.For(ctx, orgID)
 	if err != nil {
-		return config.Plan{}, fmt.Errorf("loading organisation: %w", err)
+		return plans.Plan{}, err
 	}
-	plan, _, ok := config.ResolvePlan(q.opts.Plans, q.opts.DefaultPlan, o.Plan)
-	if !ok {
-		q.log.WarnContext(ctx, "jobs: organisation on a plan that is not configured; using the default plan",
-			slog.String("org_id", orgID), slog.String("plan", o.Plan), slog.String("default_plan", q.opts.DefaultPlan))
-	}
-	return plan, nil
+	return res.Plan, nil
 }

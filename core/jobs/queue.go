@@ -20,22 +20,27 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kobana/kadu/core/agent"
-	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/plans"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/webhook"
 )
 
 // Options configure a Queue. Store, Runner, Plans and DefaultPlan are
-// required.
+// required (DefaultPlan may be left out with PlanResolver).
 type Options struct {
 	Store  *store.DB
 	Runner agent.Runner
-	// Plans are the configured plans; an organisation's plan name picks one
-	// (config.ResolvePlan).
-	Plans map[string]config.Plan
+	// Plans are the configured plans; the maintenance job keeps
+	// soft-deleted rows for the longest retention among them.
+	Plans map[string]plans.Plan
 	// DefaultPlan, one of Plans, is the plan of an organisation whose own
-	// plan is not configured: its limits and monthly cost cap apply.
+	// plan is not configured: its limits and monthly cost cap apply. Used
+	// only when PlanResolver is nil.
 	DefaultPlan string
+	// PlanResolver finds each organisation's plan (core/plans); give the
+	// process's one resolver so that every package shares its cache. Nil:
+	// New builds one over Store from Plans and DefaultPlan.
+	PlanResolver *plans.Resolver
 	// RescueAfter is how long a running or cancelling execution may go
 	// without its replica renewing its lease before any replica gives it
 	// up (sweep.go): running fails with replica_lost, cancelling ends
@@ -138,8 +143,13 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 	if opts.Store == nil || opts.Runner == nil || opts.Plans == nil {
 		return nil, errors.New("jobs: Options.Store, Runner and Plans are required")
 	}
-	if _, ok := opts.Plans[opts.DefaultPlan]; !ok {
-		return nil, fmt.Errorf("jobs: Options.DefaultPlan %q is not one of Plans", opts.DefaultPlan)
+	if opts.PlanResolver == nil {
+		r, err := plans.New(plans.Options{Plans: opts.Plans, Default: opts.DefaultPlan,
+			Lookup: opts.Store.PlanOf, Logger: opts.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("jobs: Options.Plans: %w", err)
+		}
+		opts.PlanResolver = r
 	}
 	if opts.RescueAfter <= 0 {
 		opts.RescueAfter = time.Minute

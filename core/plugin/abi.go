@@ -15,6 +15,7 @@ import (
 	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 )
 
 // Names of the kadu v1 ABI (sdk/ABI.md).
@@ -219,10 +220,10 @@ func (inv *invocation) apiCall(ctx context.Context, method, path string, body fu
 	}
 	v := inv.v
 	inv.apiCalls++
-	if inv.apiCalls > v.cfg.Limits.APICallsPerInvocation {
+	if inv.apiCalls > v.cfg.Limits.APICalls {
 		return refusal(inv, http.StatusTooManyRequests, "api_budget_exhausted", "API budget exhausted",
-			fmt.Sprintf("This call made more than %d API requests.", v.cfg.Limits.APICallsPerInvocation),
-			"Do less per call, or ask the operator to raise limits.api_calls_per_invocation.")
+			fmt.Sprintf("This call made more than %d API requests.", v.cfg.Limits.APICalls),
+			"Do less per call, or ask the operator to raise "+bundleconf.Key(v.cfg.Name, "api_calls")+".")
 	}
 	if bodyLen > maxAPIBody {
 		return refusal(inv, http.StatusRequestEntityTooLarge, "payload_too_large", "Payload too large",

@@ -101,7 +101,7 @@ func TestAPIRoutesAllowList(t *testing.T) {
 
 func TestAPIBudgetPerInvocation(t *testing.T) {
 	cfg := bundle(t, "echo")
-	cfg.Limits.APICallsPerInvocation = 3
+	cfg.Limits.APICalls = 3
 	e := newEnv(t, nil, cfg)
 	paths := []string{"/api/v1/tasks", "/api/v1/tasks", "/api/v1/tasks", "/api/v1/tasks", "/api/v1/tasks"}
 	var statuses []int
@@ -114,6 +114,11 @@ func TestAPIBudgetPerInvocation(t *testing.T) {
 	}
 	if code := errorCode(t, answers[3].Body); code != "api_budget_exhausted" {
 		t.Fatalf("code = %s", code)
+	}
+	// The hint names the key an operator sets (there is no
+	// limits.api_calls_per_invocation).
+	if !strings.Contains(string(answers[3].Body), "plugins.bundles.echo.api_calls") {
+		t.Errorf("answer %s does not name plugins.bundles.echo.api_calls", answers[3].Body)
 	}
 	if n := len(e.api.recorded()); n != 3 {
 		t.Fatalf("the API saw %d calls, want 3", n)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/plugin"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 )
 
 // The app builds the Registry once, hands it to the MCP engine as its
@@ -24,7 +25,7 @@ func ExampleNew() {
 			Path:   "/var/lib/kadu/bundles/tasks.wasm",
 			SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 			Routes: []string{"GET /api/v1/tasks", "GET /api/v1/tasks/{id}", "POST /api/v1/tasks/{id}/run"},
-			Limits: plugin.Limits{Timeout: 5 * time.Second},
+			Limits: plugin.Limits{Limits: bundleconf.Limits{Timeout: 5 * time.Second}},
 			Config: map[string]string{"page_size": "20"},
 			// Required: New fails unless it loads. An optional bundle that
 			// does not load is skipped, and Status lists it as failed.

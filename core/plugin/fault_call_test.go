@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 )
 
 // faultyBundle is the misbehaving guest with tight limits: 32 MiB of
 // memory, 64 KiB of output, and the given timeout (0: the default).
 func faultyBundle(t testing.TB, timeout time.Duration) BundleConfig {
 	cfg := bundle(t, "faulty")
-	cfg.Limits = Limits{Timeout: timeout, MemoryMiB: 32, MaxOutputBytes: 64 << 10}
+	cfg.Limits = Limits{Limits: bundleconf.Limits{Timeout: timeout, MemoryMiB: 32, MaxOutputBytes: 64 << 10}}
 	return cfg
 }
 

@@ -1,57 +1,37 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"regexp"
 	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/plugin/bundleconf"
 	"github.com/kobana/kadu/core/plugin/internal/route"
 )
 
-// Isolation values of BundleConfig.Isolation.
+// Isolation values of BundleConfig.Isolation (core/plugin/bundleconf).
 const (
 	// IsolationPerOrg pools instances per (bundle version, organisation):
 	// an instance serves many calls, all of one organisation.
-	IsolationPerOrg = "per_org"
+	IsolationPerOrg = bundleconf.IsolationPerOrg
 	// IsolationPerCall gives every call a fresh instance, closed after it.
-	IsolationPerCall = "per_call"
+	IsolationPerCall = bundleconf.IsolationPerCall
 )
-
-// Defaults of Limits and Options; each field's comment repeats its default.
-const (
-	DefaultMemoryMiB             = 64
-	DefaultTimeout               = 10 * time.Second
-	DefaultMaxOutputBytes        = 1 << 20
-	DefaultPoolSize              = 4
-	DefaultAPICallsPerInvocation = 16
-	DefaultIdleTTL               = 5 * time.Minute
-	DefaultGlobalInstanceBudget  = 256
-	DefaultMemoryBudget          = 512 << 20
-	DefaultOrgSharePercent       = 25
-	DefaultMemoryWait            = 5 * time.Second
-	DefaultDrainTimeout          = 30 * time.Second
-	DefaultQuarantineFaults      = 5
-	DefaultQuarantineWindow      = time.Minute
-	DefaultQuarantineCooldown    = 30 * time.Second
-)
-
-// maxMemoryMiB is wazero's ceiling: 65536 pages of 64 KiB.
-const maxMemoryMiB = 4096
 
 // BundleConfig is the operator's configuration of one bundle. The lead maps
 // config files to it; Reload and New validate it.
 type BundleConfig struct {
-	// Name is the bundle name; the manifest's name must equal it.
-	// ^[a-z][a-z0-9_]{0,31}$.
+	// Name is the bundle name (bundleconf.NameRE); the manifest's name must
+	// equal it.
 	Name string
 	// Path is the .wasm file. With Wasm set it only names the module in
 	// logs and Status (e.g. "embedded:tasks.wasm") and is never opened.
@@ -80,24 +60,14 @@ type BundleConfig struct {
 	Required bool
 }
 
-// Limits bound a bundle's instances and calls. A zero field takes its
-// default.
+// Limits bound a bundle's instances and calls: the configured per-bundle
+// limits (bundleconf.Limits: memory_mib, timeout, max_output_bytes,
+// pool_size, api_calls) and how long its idle instances are kept. A zero
+// field takes its default.
 type Limits struct {
-	// MemoryMiB caps an instance's linear memory. Default 64, at most 4096.
-	MemoryMiB int
-	// Timeout bounds every guest entry (_initialize, kadu_describe,
-	// kadu_handle), api() round trips included. Default 10s.
-	Timeout time.Duration
-	// MaxOutputBytes caps output_write. Default 1 MiB.
-	MaxOutputBytes int
-	// PoolSize is the idle instances kept warm per (version, organisation)
-	// for IdleTTL. It is not a cap: a pool grows with its organisation's
-	// concurrency, within the memory budget, and what it grew beyond
-	// PoolSize is closed after surplusTTL idle (pool.go). Default 4.
-	PoolSize int
-	// APICallsPerInvocation caps api() calls in one guest entry. Default 16.
-	APICallsPerInvocation int
-	// IdleTTL closes pooled instances idle for longer. Default 5m.
+	bundleconf.Limits
+	// IdleTTL closes pooled instances idle for longer (plugins.idle_ttl).
+	// Default 5m.
 	IdleTTL time.Duration
 }
 
@@ -185,7 +155,8 @@ type Options struct {
 	Metrics Metrics
 }
 
-var bundleNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+// bundleNameRE is the bundle name rule, which manifests are held to too.
+var bundleNameRE = bundleconf.NameRE
 
 // withDefaults returns b with every zero limit and the isolation set.
 func (b BundleConfig) withDefaults() BundleConfig {
@@ -197,78 +168,38 @@ func (b BundleConfig) withDefaults() BundleConfig {
 }
 
 func (l Limits) withDefaults() Limits {
-	if l.MemoryMiB == 0 {
-		l.MemoryMiB = DefaultMemoryMiB
-	}
-	if l.Timeout == 0 {
-		l.Timeout = DefaultTimeout
-	}
-	if l.MaxOutputBytes == 0 {
-		l.MaxOutputBytes = DefaultMaxOutputBytes
-	}
-	if l.PoolSize == 0 {
-		l.PoolSize = DefaultPoolSize
-	}
-	if l.APICallsPerInvocation == 0 {
-		l.APICallsPerInvocation = DefaultAPICallsPerInvocation
-	}
-	if l.IdleTTL == 0 {
-		l.IdleTTL = DefaultIdleTTL
-	}
+	l.Limits = l.Limits.WithDefaults()
+	l.IdleTTL = cmp.Or(l.IdleTTL, bundleconf.DefaultIdleTTL)
 	return l
 }
 
-// validate checks a defaulted BundleConfig. Errors name the field and say
-// what to write instead.
+// validate checks a defaulted BundleConfig. Errors name the configuration
+// key (plugins.bundles.<name>.<field>) and say what to write instead.
 func (b BundleConfig) validate() error {
 	var errs []error
-	if !bundleNameRE.MatchString(b.Name) {
-		errs = append(errs, fmt.Errorf("name %q: want a lowercase letter then up to 31 of a-z, 0-9, _", b.Name))
+	if err := bundleconf.CheckName(b.Name); err != nil {
+		errs = append(errs, fmt.Errorf("name: %w", err))
 	}
 	if b.Path == "" {
-		errs = append(errs, errors.New("path: required, the bundle's .wasm file"))
+		errs = append(errs, fmt.Errorf("%s: required, the bundle's .wasm file", bundleconf.Key(b.Name, "path")))
 	}
-	if err := checkSHA256(b.SHA256); err != nil {
-		errs = append(errs, fmt.Errorf("sha256: %w", err))
+	problems := b.Limits.Check()
+	if e := bundleconf.CheckSHA256(b.SHA256); e != nil {
+		problems = append([]*bundleconf.FieldError{e}, problems...)
 	}
 	for i, r := range b.Routes {
 		if _, err := route.Parse(r); err != nil {
-			errs = append(errs, fmt.Errorf("routes[%d]: %w", i, err))
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", bundleconf.Key(b.Name, "routes"), i, err))
 		}
 	}
-	if b.Isolation != IsolationPerOrg && b.Isolation != IsolationPerCall {
-		errs = append(errs, fmt.Errorf("isolation %q: want %q or %q", b.Isolation, IsolationPerOrg, IsolationPerCall))
+	if e := bundleconf.CheckIsolation(b.Isolation); e != nil || b.Isolation == "" {
+		errs = append(errs, fmt.Errorf("%s: %q is not allowed (want one of %s, %s)",
+			bundleconf.Key(b.Name, "isolation"), b.Isolation, IsolationPerOrg, IsolationPerCall))
 	}
-	l := b.Limits
-	if l.MemoryMiB < 1 || l.MemoryMiB > maxMemoryMiB {
-		errs = append(errs, fmt.Errorf("limits.memory_mib %d: want 1 to %d", l.MemoryMiB, maxMemoryMiB))
+	if b.Limits.IdleTTL < 0 {
+		errs = append(errs, fmt.Errorf("plugins.idle_ttl %s: want a positive duration such as 5m", b.Limits.IdleTTL))
 	}
-	if l.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("limits.timeout %s: want a positive duration such as 10s", l.Timeout))
-	}
-	if l.MaxOutputBytes < 0 || l.MaxOutputBytes > 64<<20 {
-		errs = append(errs, fmt.Errorf("limits.max_output_bytes %d: want 1 to %d", l.MaxOutputBytes, 64<<20))
-	}
-	if l.PoolSize < 0 {
-		errs = append(errs, fmt.Errorf("limits.pool_size %d: want 1 or more", l.PoolSize))
-	}
-	if l.APICallsPerInvocation < 0 {
-		errs = append(errs, fmt.Errorf("limits.api_calls_per_invocation %d: want 1 or more", l.APICallsPerInvocation))
-	}
-	if l.IdleTTL < 0 {
-		errs = append(errs, fmt.Errorf("limits.idle_ttl %s: want a positive duration such as 5m", l.IdleTTL))
-	}
-	return errors.Join(errs...)
-}
-
-func checkSHA256(s string) error {
-	if len(s) != 64 {
-		return fmt.Errorf("want 64 hex characters (the output of sha256sum), got %d characters", len(s))
-	}
-	if _, err := hex.DecodeString(s); err != nil {
-		return errors.New("want 64 hex characters (the output of sha256sum)")
-	}
-	return nil
+	return errors.Join(append([]error{bundleconf.Join(b.Name, problems)}, errs...)...)
 }
 
 // equal reports whether two defaulted configs load the same version: then
@@ -286,10 +217,8 @@ func equalFoldHex(a, b string) bool {
 }
 
 // instanceOverhead is what the budget charges an instance besides its
-// linear memory: wazero's bookkeeping for one module (function and table
-// instances, globals, the call stack). Measured for the first-party Go
-// bundles, the heaviest the project ships: see RATIONALE.md.
-const instanceOverhead = 1 << 20
+// linear memory (bundleconf.InstanceOverhead says why).
+const instanceOverhead = bundleconf.InstanceOverhead
 
 // settings are the registry-wide options after defaults.
 type settings struct {
@@ -306,39 +235,19 @@ type settings struct {
 
 func (o *Options) settings() settings {
 	s := settings{
-		maxInstances:     o.GlobalInstanceBudget,
-		memoryBudget:     o.MemoryBudget,
-		orgSharePercent:  o.OrgSharePercent,
-		memoryWait:       o.MemoryWait,
+		maxInstances:     cmp.Or(o.GlobalInstanceBudget, bundleconf.DefaultMaxInstances),
+		memoryBudget:     cmp.Or(o.MemoryBudget, bundleconf.DefaultMemoryBudgetMiB<<20),
+		orgSharePercent:  cmp.Or(o.OrgSharePercent, bundleconf.DefaultOrgSharePercent),
+		memoryWait:       cmp.Or(o.MemoryWait, bundleconf.DefaultMemoryWait),
 		instanceOverhead: instanceOverhead,
-		quarantine:       o.Quarantine,
-		drain:            o.DrainTimeout,
-		log:              o.Logger,
-		now:              o.Now,
-	}
-	if s.maxInstances == 0 {
-		s.maxInstances = DefaultGlobalInstanceBudget
-	}
-	if s.memoryBudget == 0 {
-		s.memoryBudget = DefaultMemoryBudget
-	}
-	if s.orgSharePercent == 0 {
-		s.orgSharePercent = DefaultOrgSharePercent
-	}
-	if s.memoryWait == 0 {
-		s.memoryWait = DefaultMemoryWait
-	}
-	if s.quarantine.Faults == 0 {
-		s.quarantine.Faults = DefaultQuarantineFaults
-	}
-	if s.quarantine.Window == 0 {
-		s.quarantine.Window = DefaultQuarantineWindow
-	}
-	if s.quarantine.Cooldown == 0 {
-		s.quarantine.Cooldown = DefaultQuarantineCooldown
-	}
-	if s.drain == 0 {
-		s.drain = DefaultDrainTimeout
+		quarantine: QuarantinePolicy{
+			Faults:   cmp.Or(o.Quarantine.Faults, bundleconf.DefaultQuarantineFaults),
+			Window:   cmp.Or(o.Quarantine.Window, bundleconf.DefaultQuarantineWindow),
+			Cooldown: cmp.Or(o.Quarantine.Cooldown, bundleconf.DefaultQuarantineCooldown),
+		},
+		drain: cmp.Or(o.DrainTimeout, bundleconf.DefaultDrainTimeout),
+		log:   o.Logger,
+		now:   o.Now,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -16,14 +16,18 @@ func TestBundleConfigValidate(t *testing.T) {
 	}{
 		{name: "valid, defaults filled", edit: func(*BundleConfig) {}},
 		{name: "uppercase hash is fine", edit: func(b *BundleConfig) { b.SHA256 = strings.ToUpper(b.SHA256) }},
-		{name: "name", edit: func(b *BundleConfig) { b.Name = "9tasks" }, wantErr: `name "9tasks"`},
-		{name: "no path", edit: func(b *BundleConfig) { b.Path = "" }, wantErr: "path: required"},
-		{name: "short hash", edit: func(b *BundleConfig) { b.SHA256 = "abc" }, wantErr: "sha256: want 64 hex characters"},
-		{name: "hash not hex", edit: func(b *BundleConfig) { b.SHA256 = strings.Repeat("zz", 32) }, wantErr: "sha256: want 64 hex"},
-		{name: "bad grant", edit: func(b *BundleConfig) { b.Routes = []string{"GET tasks"} }, wantErr: "routes[0]"},
-		{name: "isolation", edit: func(b *BundleConfig) { b.Isolation = "per_user" }, wantErr: `isolation "per_user": want "per_org" or "per_call"`},
-		{name: "memory over wazero's ceiling", edit: func(b *BundleConfig) { b.Limits.MemoryMiB = 5000 }, wantErr: "limits.memory_mib 5000"},
-		{name: "negative timeout", edit: func(b *BundleConfig) { b.Limits.Timeout = -time.Second }, wantErr: "limits.timeout"},
+		{name: "name", edit: func(b *BundleConfig) { b.Name = "9tasks" }, wantErr: `name: "9tasks" is not a valid bundle name`},
+		{name: "no path", edit: func(b *BundleConfig) { b.Path = "" }, wantErr: "plugins.bundles.tasks.path: required"},
+		{name: "short hash", edit: func(b *BundleConfig) { b.SHA256 = "abc" }, wantErr: "plugins.bundles.tasks.sha256: must be the file's SHA-256 as 64 hex digits"},
+		{name: "hash not hex", edit: func(b *BundleConfig) { b.SHA256 = strings.Repeat("zz", 32) }, wantErr: "plugins.bundles.tasks.sha256: must be"},
+		{name: "bad grant", edit: func(b *BundleConfig) { b.Routes = []string{"GET tasks"} }, wantErr: "plugins.bundles.tasks.routes[0]"},
+		{name: "isolation", edit: func(b *BundleConfig) { b.Isolation = "per_user" }, wantErr: `plugins.bundles.tasks.isolation: "per_user" is not allowed (want one of per_org, per_call)`},
+		{name: "memory over wazero's ceiling", edit: func(b *BundleConfig) { b.Limits.MemoryMiB = 5000 }, wantErr: "plugins.bundles.tasks.memory_mib: 5000 is more than a WebAssembly instance can address (4096)"},
+		{name: "negative timeout", edit: func(b *BundleConfig) { b.Limits.Timeout = -time.Second }, wantErr: "plugins.bundles.tasks.timeout: -1s is negative"},
+		// Every hint names a key an operator can write (there is no
+		// api_calls_per_invocation).
+		{name: "negative api calls", edit: func(b *BundleConfig) { b.Limits.APICalls = -1 }, wantErr: "plugins.bundles.tasks.api_calls: -1 is negative"},
+		{name: "output over the cap", edit: func(b *BundleConfig) { b.Limits.MaxOutputBytes = 65 << 20 }, wantErr: "plugins.bundles.tasks.max_output_bytes: 68157440 is more than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,7 +41,7 @@ func TestBundleConfigValidate(t *testing.T) {
 					t.Fatalf("validate() = %v", err)
 				}
 				if b.Isolation != IsolationPerOrg || b.Limits.MemoryMiB != 64 || b.Limits.Timeout != 10*time.Second ||
-					b.Limits.MaxOutputBytes != 1<<20 || b.Limits.PoolSize != 4 || b.Limits.APICallsPerInvocation != 16 ||
+					b.Limits.MaxOutputBytes != 1<<20 || b.Limits.PoolSize != 4 || b.Limits.APICalls != 16 ||
 					b.Limits.IdleTTL != 5*time.Minute {
 					t.Fatalf("defaults not applied: %+v", b)
 				}

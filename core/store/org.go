@@ -71,3 +71,17 @@ func getOrg(ctx context.Context, q querier, orgID string) (Org, error) {
 	}
 	return org, nil
 }
+
+// PlanOf returns the name of the plan organisation orgID is on; found is
+// false when it was never provisioned. It is the lookup of core/plans'
+// resolver (plans.Lookup).
+func (o *ops) PlanOf(ctx context.Context, orgID string) (plan string, found bool, err error) {
+	org, err := o.GetOrg(ctx, orgID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	return org.Plan, true, nil
+}

@@ -97,7 +97,7 @@ func TestTokenValidation(t *testing.T) {
 		{name: "empty client id", args: []string{"--client-id", ""}, want: []string{"--client-id must not be empty"}},
 		{name: "every problem at once", args: []string{"--role", "x", "--ttl", "0s", "--scope", ""},
 			want: []string{"--role", "--ttl", "--scope"}},
-		{name: "invalid configuration", args: []string{"--addr", "0.0.0.0:8080"}, want: []string{"addr:", "configure auth.issuer"}},
+		{name: "invalid configuration", args: []string{"--addr", "0.0.0.0:8080"}, want: []string{"addr (flag --addr):", "configure auth.issuer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
