@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/kobana/kadu/sdk/go/kadu/manifest/toolschema"
 )
 
 // compiledSchema is a tool's inputSchema or outputSchema, compiled once at
@@ -18,42 +20,14 @@ type compiledSchema struct {
 	passed passedSet // documents that passed, see check
 }
 
-const schemaURL = "kadu:plugin/schema"
-
-// compileToolSchema compiles a tool schema as JSON Schema 2020-12 with
-// format assertions, refusing references outside the document (a bundle
-// must not make the host read files or the network), and requires
-// "type": "object" at the root, as MCP does.
+// compileToolSchema compiles a tool schema as every checker of a manifest
+// does (sdk/go/kadu/manifest/toolschema).
 func compileToolSchema(raw json.RawMessage) (*compiledSchema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	s, err := toolschema.Compile(raw)
 	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return nil, errors.New(`want a JSON Schema object such as {"type":"object"}`)
-	}
-	if t, _ := obj["type"].(string); t != "object" {
-		return nil, errors.New(`want "type": "object" at the root`)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, fmt.Errorf("does not compile: %w", err)
-	}
-	s, err := c.Compile(schemaURL)
-	if err != nil {
-		return nil, fmt.Errorf("does not compile as JSON Schema 2020-12: %w", err)
+		return nil, err
 	}
 	return &compiledSchema{s: s}, nil
-}
-
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("$ref %s is outside the schema: tool schemas must be self-contained", url)
 }
 
 // validate checks a JSON value against the schema. The error lists each

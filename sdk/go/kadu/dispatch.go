@@ -32,7 +32,7 @@ type server struct {
 	// m is the manifest; kadu_describe encodes it on its first call.
 	// The host describes a bundle once, when it loads it, not on each
 	// instance's _initialize, which is where Register runs.
-	m         manifest
+	m         describeDoc
 	manifest  []byte
 	tools     map[string]*toolEntry
 	resources map[string]*Resource

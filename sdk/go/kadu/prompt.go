@@ -3,6 +3,8 @@ package kadu
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // Prompt is a ready-made script the person picks in the client; Get builds
@@ -57,7 +59,7 @@ type promptDef struct {
 
 func (p Prompt) addTo(r *registry) error {
 	var errs []error
-	if !isEntryName(p.Name) {
+	if !manifest.IsEntryName(p.Name) {
 		errs = append(errs, errors.New("Name: want ^[a-zA-Z0-9_.-]{1,64}$"))
 	} else if r.prompts[p.Name] != nil {
 		errs = append(errs, errors.New("Name: registered twice"))

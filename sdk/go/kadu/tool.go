@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // Tool is an MCP tool whose arguments decode into In and whose handler
@@ -89,7 +90,7 @@ type toolEntry struct {
 
 func (t Tool[In, Out]) addTo(r *registry) error {
 	var errs []error
-	if !isEntryName(t.Name) {
+	if !manifest.IsEntryName(t.Name) {
 		errs = append(errs, fmt.Errorf("Name: want ^[a-zA-Z0-9_.-]{1,64}$"))
 	} else if r.tools[t.Name] != nil {
 		errs = append(errs, errors.New("Name: registered twice"))
