@@ -31,7 +31,7 @@ var (
 )
 
 // HeaderParams derives the x-mcp-header parameters of an inputSchema and
-// enforces their rules : the value is a non-empty HTTP token,
+// enforces their rules (docs/reference/mcp.md): the value is a non-empty HTTP token,
 // unique case-insensitively in the schema; the parameter's type is exactly
 // "string", "integer" or "boolean"; and it is reachable from the root
 // through a chain of "properties" keys only — not through array keywords,
