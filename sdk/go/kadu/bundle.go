@@ -56,7 +56,7 @@ func Register(b Bundle, features ...Feature) {
 
 // registry collects what the features add, checking uniqueness.
 type registry struct {
-	m         describeDoc
+	m         manifest.Manifest
 	tools     map[string]*toolEntry
 	resources map[string]*Resource
 	templates []*templateEntry
@@ -85,16 +85,13 @@ func newServer(b Bundle, features []Feature) (*server, error) {
 		seen[rt] = true
 	}
 	r := &registry{
-		m: describeDoc{
-			ABI:               ABIVersion,
-			Name:              b.Name,
-			Version:           b.Version,
-			Description:       b.Description,
-			Tools:             []toolDef{},
-			Resources:         []resourceDef{},
-			ResourceTemplates: []templateDef{},
-			Prompts:           []promptDef{},
-			Routes:            append([]string{}, b.Routes...),
+		m: manifest.Manifest{
+			ABI:         ABIVersion,
+			Name:        b.Name,
+			Version:     b.Version,
+			Description: b.Description,
+			Tools:       []manifest.Tool{},
+			Routes:      append([]string{}, b.Routes...),
 		},
 		tools:     map[string]*toolEntry{},
 		resources: map[string]*Resource{},
@@ -123,26 +120,6 @@ func newServer(b Bundle, features []Feature) (*server, error) {
 		prompts:   r.prompts,
 		complete:  r.complete,
 	}, nil
-}
-
-// describeDoc is the manifest as kadu_describe writes it (sdk/ABI.md §10).
-type describeDoc struct {
-	ABI               string        `json:"abi"`
-	Name              string        `json:"name"`
-	Version           string        `json:"version"`
-	Description       string        `json:"description,omitempty"`
-	Tools             []toolDef     `json:"tools"`
-	Resources         []resourceDef `json:"resources"`
-	ResourceTemplates []templateDef `json:"resourceTemplates"`
-	Prompts           []promptDef   `json:"prompts"`
-	Completions       bool          `json:"completions"`
-	Routes            []string      `json:"routes"`
-}
-
-// accessDef is "access" in the manifest.
-type accessDef struct {
-	MinRole Role  `json:"min_role"`
-	Scope   Scope `json:"scope"`
 }
 
 // checkObjectSchema checks that raw is a JSON object whose "type" is

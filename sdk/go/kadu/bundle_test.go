@@ -124,8 +124,8 @@ func TestManifestWireForm(t *testing.T) {
 		`"tools":[{"name":"x_run","title":"Run","description":"Runs.","inputSchema":{"type":"object"},` +
 		`"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false},` +
 		`"access":{"min_role":"member","scope":"run"},"requiresCapabilities":["elicitation"]}],` +
-		`"resources":[],"resourceTemplates":[],"prompts":[{"name":"p","arguments":[],"access":{"min_role":"viewer","scope":"read"}}],` +
-		`"completions":false,"routes":["GET /api/v1/tasks/{id}"]}`
+		`"prompts":[{"name":"p","access":{"min_role":"viewer","scope":"read"}}],` +
+		`"routes":["GET /api/v1/tasks/{id}"]}` // empty lists and false left out (sdk/ABI.md §10)
 	h := &fakeHost{input: []byte("{}")}
 	if status := s.Describe(h, 2); status != 0 || string(h.output) != want {
 		t.Errorf("kadu_describe = %d %s\nwant 0 %s", status, h.output, want)

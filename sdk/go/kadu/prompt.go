@@ -49,14 +49,6 @@ func AssistantText(text string) PromptMessage {
 	return PromptMessage{Role: "assistant", Content: Text(text)}
 }
 
-type promptDef struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments"`
-	Access      accessDef        `json:"access"`
-}
-
 func (p Prompt) addTo(r *registry) error {
 	var errs []error
 	if !manifest.IsEntryName(p.Name) {
@@ -81,8 +73,12 @@ func (p Prompt) addTo(r *registry) error {
 		return fmt.Errorf("prompt %q: %w", p.Name, err)
 	}
 	args := append([]PromptArgument{}, p.Arguments...)
-	r.m.Prompts = append(r.m.Prompts, promptDef{Name: p.Name, Title: p.Title, Description: p.Description,
-		Arguments: args, Access: p.Access.def()})
+	margs := make([]manifest.PromptArgument, len(args))
+	for i, a := range args {
+		margs[i] = manifest.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required}
+	}
+	r.m.Prompts = append(r.m.Prompts, manifest.Prompt{Name: p.Name, Title: p.Title, Description: p.Description,
+		Arguments: margs, Access: p.Access.def()})
 	p.Arguments = args
 	r.prompts[p.Name] = &p
 	return nil

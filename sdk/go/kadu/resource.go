@@ -44,24 +44,6 @@ type ResourceContents struct {
 	Blob     []byte `json:"blob,omitempty"` // sent as base64
 }
 
-type resourceDef struct {
-	URI         string    `json:"uri"`
-	Name        string    `json:"name"`
-	Title       string    `json:"title,omitempty"`
-	Description string    `json:"description,omitempty"`
-	MIMEType    string    `json:"mimeType,omitempty"`
-	Access      accessDef `json:"access"`
-}
-
-type templateDef struct {
-	URITemplate string    `json:"uriTemplate"`
-	Name        string    `json:"name"`
-	Title       string    `json:"title,omitempty"`
-	Description string    `json:"description,omitempty"`
-	MIMEType    string    `json:"mimeType,omitempty"`
-	Access      accessDef `json:"access"`
-}
-
 func (res Resource) addTo(r *registry) error {
 	var errs []error
 	if u, err := url.Parse(res.URI); err != nil || !u.IsAbs() {
@@ -81,7 +63,7 @@ func (res Resource) addTo(r *registry) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("resource %q: %w", res.URI, err)
 	}
-	r.m.Resources = append(r.m.Resources, resourceDef{URI: res.URI, Name: res.Name, Title: res.Title,
+	r.m.Resources = append(r.m.Resources, manifest.Resource{URI: res.URI, Name: res.Name, Title: res.Title,
 		Description: res.Description, MIMEType: res.MIMEType, Access: res.Access.def()})
 	r.resources[res.URI] = &res
 	return nil
@@ -130,7 +112,7 @@ func (t ResourceTemplate) addTo(r *registry) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("resource template %q: %w", t.URITemplate, err)
 	}
-	r.m.ResourceTemplates = append(r.m.ResourceTemplates, templateDef{URITemplate: t.URITemplate, Name: t.Name,
+	r.m.ResourceTemplates = append(r.m.ResourceTemplates, manifest.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name,
 		Title: t.Title, Description: t.Description, MIMEType: t.MIMEType, Access: t.Access.def()})
 	r.templates = append(r.templates, &templateEntry{t: &t, tmpl: tm, vars: tm.Vars()})
 	return nil
