@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"cbe4a463e7bb2c499eb4c8d08f3f4722bdd0986a4f79dc258a03bd53909b7426", // pin:tasks
+			"dfa40915e054a44307b0f823cbbcef5af574af35295cdd434118bf1e25746c3b", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
@@ -27,7 +27,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/playbooks",
 		),
 		"executions": firstParty("executions",
-			"349629eec5e9aa85c9fa552baf123668d8298f59e634dec92a2d8ff5d471564d", // pin:executions
+			"e4a12a617f1fbb90cef537de4ccd9ff1f08074768c97759430fc470917db00a7", // pin:executions
 			"GET /api/v1/executions",
 			"GET /api/v1/executions/{id}",
 			"GET /api/v1/executions/{id}/steps",
@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"dded7691df2ca18d0f26bd3aadb480f93559ea123392d9cfb5f1974590e0ffdd", // pin:files
+			"80be78a1e6d9d13ae64d8912be87e49fb4acc757734162a55b6040df429af2fe", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
@@ -46,7 +46,7 @@ func firstPartyBundles() map[string]Bundle {
 			"DELETE /api/v1/files/{id}",
 		),
 		"webhooks": firstParty("webhooks",
-			"2f3b1bed1d6ca0a1074dfd6a130865c3b495a7802b38be57c609dce547d4960c", // pin:webhooks
+			"3a955e98f27b2770b792f8413ab1febca695140f9a107109dbd4fff5c7720340", // pin:webhooks
 			"GET /api/v1/webhooks",
 			"GET /api/v1/webhooks/{id}",
 			"POST /api/v1/webhooks",
