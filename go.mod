@@ -132,6 +132,7 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/klauspost/pgzip v1.2.6 // indirect
 	github.com/knadh/koanf/maps v0.1.2 // indirect
+	github.com/kobana/kadu/sdk/go v0.0.0
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/lib/pq v1.12.3 // indirect
@@ -208,3 +209,5 @@ require (
 )
 
 tool github.com/go-task/task/v3/cmd/task
+
+replace github.com/kobana/kadu/sdk/go => ./sdk/go

@@ -15,7 +15,7 @@ import (
 	"github.com/kobana/kadu/sdk/go/kadu/kadutest"
 )
 
-// The partner examples (examples/plugins/{c,rust,assemblyscript}) are
+// The partner examples (examples/plugins/{go,c,rust,assemblyscript}) are
 // built from source with their own toolchains, loaded by the real host
 // pinned by sha256, and called through the MCP endpoint over HTTP, the way
 // an operator enables a partner's bundle.
@@ -28,6 +28,7 @@ type partnerExample struct {
 }
 
 var partnerExamples = []partnerExample{
+	{"failures", "../../examples/plugins/go", []string{"GET /api/v1/executions"}},
 	{"webhook_health", "../../examples/plugins/c", []string{"GET /api/v1/webhooks", "GET /api/v1/webhooks/{id}",
 		"GET /api/v1/webhook_deliveries", "POST /api/v1/webhook_deliveries/{id}/replay"}},
 	{"cashflow", "../../examples/plugins/rust", []string{"GET /api/v1/executions", "GET /api/v1/tasks/{id}"}},
@@ -35,7 +36,7 @@ var partnerExamples = []partnerExample{
 		"POST /api/v1/executions/{id}/continue"}},
 }
 
-// partnerServer serves the three examples (and nothing else).
+// partnerServer serves the four examples (and nothing else).
 type partnerServer struct {
 	srv     *testServer
 	hook    *httptest.Server // the organisation's webhook receiver
@@ -222,15 +223,16 @@ func testPartnerExamples(t *testing.T, driver string) {
 			slices.Sort(names)
 			return names
 		}
-		if got, want := list(admin), []string{"cashflow_summary", "inbox_answer", "inbox_list", "webhook_health_report"}; !slices.Equal(got, want) {
+		if got, want := list(admin), []string{"cashflow_summary", "failures_digest", "inbox_answer", "inbox_list", "webhook_health_report"}; !slices.Equal(got, want) {
 			t.Errorf("an admin's tools/list = %v; want %v", got, want)
 		}
 		// The webhook report is for admins: a member does not see it.
-		if got, want := list(member), []string{"cashflow_summary", "inbox_answer", "inbox_list"}; !slices.Equal(got, want) {
+		if got, want := list(member), []string{"cashflow_summary", "failures_digest", "inbox_answer", "inbox_list"}; !slices.Equal(got, want) {
 			t.Errorf("a member's tools/list = %v; want %v", got, want)
 		}
 	})
 
+	t.Run("go failures", func(t *testing.T) { testFailures(t, member.in(t)) })
 	t.Run("rust cashflow", func(t *testing.T) { testCashflow(t, admin.in(t), member.in(t)) })
 	t.Run("assemblyscript inbox", func(t *testing.T) { testInbox(t, member.in(t)) })
 	t.Run("c webhook health", func(t *testing.T) { testWebhookHealth(t, ps, admin.in(t)) })
@@ -241,6 +243,18 @@ func (c *partnerCaller) in(t *testing.T) *partnerCaller {
 	cp := *c
 	cp.t, cp.rest.t = t, t
 	return &cp
+}
+
+// testFailures checks the Go example against the real API: the query it
+// sends (status=failed) is one the API accepts, and it answers the
+// structured digest its outputSchema declares. It runs first, before any
+// execution exists: there is nothing failing to report.
+func testFailures(t *testing.T, member *partnerCaller) {
+	r := member.call("failures_digest", map[string]any{"limit": 10}, "")
+	tasks, ok := r.Structured["tasks"].([]any)
+	if r.IsError || !ok || len(tasks) != 0 || r.Structured["executions"] != 0.0 {
+		t.Fatalf("failures_digest: %v; want an empty digest", r.raw)
+	}
 }
 
 func testCashflow(t *testing.T, admin, member *partnerCaller) {

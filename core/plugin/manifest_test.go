@@ -8,6 +8,8 @@ import (
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/plugin/internal/route"
+	"github.com/kobana/kadu/sdk/go/kadu/kadutest"
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // validManifest is a manifest every rule accepts; cases break one rule.
@@ -34,13 +36,15 @@ func validManifest() map[string]any {
 
 func tool0(m map[string]any) map[string]any { return m["tools"].([]any)[0].(map[string]any) }
 
-func TestParseManifestRules(t *testing.T) {
-	grant := mustRoutes(t, "GET /api/v1/tasks/{id}", "GET /api/v1/tasks")
-	tests := []struct {
-		name    string
-		edit    func(m map[string]any)
-		wantErr string // substring naming the field; "" means valid
-	}{
+// manifestRule is a case of a manifest rule: an edit of validManifest.
+type manifestRule struct {
+	name    string
+	edit    func(m map[string]any)
+	wantErr string // substring naming the field; "" means valid
+}
+
+func manifestRules() []manifestRule {
+	return []manifestRule{
 		{name: "valid", edit: func(map[string]any) {}},
 		{name: "wrong abi", edit: func(m map[string]any) { m["abi"] = "kadu/v2" }, wantErr: `abi "kadu/v2": want "kadu/v1"`},
 		{name: "bundle name with a capital", edit: func(m map[string]any) { m["name"] = "Tasks" }, wantErr: `name "Tasks"`},
@@ -89,7 +93,11 @@ func TestParseManifestRules(t *testing.T) {
 			m["tools"], m["resources"], m["resourceTemplates"], m["prompts"] = []any{}, []any{}, []any{}, []any{}
 		}, wantErr: "at least one tool"},
 	}
-	for _, tt := range tests {
+}
+
+func TestParseManifestRules(t *testing.T) {
+	grant := mustRoutes(t, "GET /api/v1/tasks/{id}", "GET /api/v1/tasks")
+	for _, tt := range manifestRules() {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			m := validManifest()
@@ -112,6 +120,35 @@ func TestParseManifestRules(t *testing.T) {
 				t.Fatalf("error %q does not say it is about the manifest", err)
 			}
 		})
+	}
+}
+
+// TestKadutestRefusesAsTheHostDoes checks that every manifest the host
+// refuses (without a grant: a bundle's own tests have none) is refused by
+// kadutest, a bundle's own tests, with the very same error.
+func TestKadutestRefusesAsTheHostDoes(t *testing.T) {
+	refused := 0
+	for _, tt := range manifestRules() {
+		t.Run(tt.name, func(t *testing.T) {
+			m := validManifest()
+			tt.edit(m)
+			raw, _ := json.Marshal(m)
+			_, hostErr := parseManifest(raw, nil)
+			if hostErr == nil {
+				return
+			}
+			refused++
+			km, err := kadutest.ParseManifest(raw)
+			if err != nil {
+				t.Fatalf("kadutest.ParseManifest() = %v", err)
+			}
+			if err := kadutest.CheckManifest(km); err == nil || err.Error() != hostErr.Error() {
+				t.Fatalf("kadutest.CheckManifest() = %v\nthe host says %v", err, hostErr)
+			}
+		})
+	}
+	if refused < 20 {
+		t.Fatalf("the host refused %d of the cases; the table lost its teeth", refused)
 	}
 }
 
@@ -176,7 +213,7 @@ func FuzzParseManifest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if c.m.ABI != ABIVersion || !bundleNameRE.MatchString(c.m.Name) || !semverRE.MatchString(c.m.Version) {
+		if c.m.ABI != ABIVersion || !manifest.IsBundleName(c.m.Name) || !manifest.IsSemver(c.m.Version) {
 			t.Fatalf("accepted a manifest with abi %q, name %q, version %q", c.m.ABI, c.m.Name, c.m.Version)
 		}
 		for _, td := range c.tools {

@@ -9,6 +9,7 @@ import (
 	"github.com/kobana/kadu/core/api/routeclass"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/plugin/internal/route"
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // Route classes (core/api/routeclass) bound what each operation of a
@@ -39,21 +40,9 @@ func toolClass(a *mcp.ToolAnnotations) routeclass.Class {
 }
 
 // effectiveHints are readOnlyHint and destructiveHint as the host reads a
-// manifest's annotations: omitted readOnlyHint is false, and omitted
-// destructiveHint is the opposite of readOnlyHint (a tool that does not say
-// it only reads may destroy).
+// manifest's annotations (manifest.EffectiveHints).
 func effectiveHints(a *ManifestAnnotations) (readOnly, destructive bool) {
-	if a == nil {
-		return false, true
-	}
-	if a.ReadOnlyHint != nil {
-		readOnly = *a.ReadOnlyHint
-	}
-	destructive = !readOnly
-	if a.DestructiveHint != nil {
-		destructive = *a.DestructiveHint
-	}
-	return readOnly, destructive
+	return manifest.EffectiveHints(a)
 }
 
 // requestClass is the class of an api() request; a method and path that
@@ -136,7 +125,7 @@ type UnusableRoute struct {
 // with no destructive tool, a write route in one whose tools all only
 // read, or a route that is no route of the API. `kadu plugins validate`
 // prints them as warnings; the bundle still loads.
-func (m *Manifest) UnusableRoutes() []UnusableRoute {
+func UnusableRoutes(m *Manifest) []UnusableRoute {
 	most := routeclass.Unknown
 	if len(m.Resources)+len(m.ResourceTemplates)+len(m.Prompts) > 0 || m.Completions {
 		most = routeclass.Read

@@ -131,7 +131,7 @@ func TestUnusableRoutes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, u := range tt.m.UnusableRoutes() {
+			for _, u := range UnusableRoutes(&tt.m) {
 				got = append(got, u.Route)
 				if u.Reason == "" {
 					t.Errorf("%s: no reason", u.Route)

@@ -2,12 +2,12 @@ package plugin
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kobana/kadu/core/schema"
+	"github.com/kobana/kadu/sdk/go/kadu/manifest/toolschema"
 )
 
 // compiledSchema is a tool's inputSchema or outputSchema, compiled once at
@@ -17,28 +17,12 @@ type compiledSchema struct {
 	passed passedSet // documents that passed, see check
 }
 
-// schemaName names a tool schema in compile errors (core/schema).
-const schemaName = "tool_schema"
-
-// compileToolSchema compiles a tool schema with the host's options
-// (core/schema: JSON Schema 2020-12, format assertions, no reference
-// outside the document, so a bundle cannot make the host read files or the
-// network), and requires "type": "object" at the root, as MCP does.
+// compileToolSchema compiles a tool schema as every checker of a manifest
+// does (sdk/go/kadu/manifest/toolschema).
 func compileToolSchema(raw json.RawMessage) (*compiledSchema, error) {
-	doc, err := schema.Parse(raw)
+	s, err := toolschema.Compile(raw)
 	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return nil, errors.New(`want a JSON Schema object such as {"type":"object"}`)
-	}
-	if t, _ := obj["type"].(string); t != "object" {
-		return nil, errors.New(`want "type": "object" at the root`)
-	}
-	s, err := schema.Compile(schemaName, doc)
-	if err != nil {
-		return nil, fmt.Errorf("does not compile as JSON Schema 2020-12: %w", err)
+		return nil, err
 	}
 	return &compiledSchema{s: s}, nil
 }

@@ -135,7 +135,7 @@ func (r *Registry) loadVersion(ctx context.Context, cfg BundleConfig) (v *versio
 	v.man = man
 	v.id = man.m.Name + "@" + man.m.Version
 	v.log = r.set.log.With(slog.String("bundle", man.m.Name), slog.String("version", man.m.Version))
-	for _, u := range man.m.UnusableRoutes() {
+	for _, u := range UnusableRoutes(man.m) {
 		v.log.LogAttrs(ctx, slog.LevelWarn, "bundle declares a route none of its operations may call",
 			slog.String("route", u.Route), slog.String("route_class", u.Class), slog.String("reason", u.Reason))
 	}

@@ -4,7 +4,9 @@
 // otherwise, format assertions on, and no reference outside the document,
 // so that compiling never reads a file or the network.
 //
-// It owns those compile options and how a validation failure is described
+// The compile options themselves live in sdk/go/kadu/manifest/toolschema
+// (NewCompiler), so that the server and a partner's kadutest compile tool
+// schemas alike. This package owns how a validation failure is described
 // (one entry per failing location). It does not decide what a schema must
 // look like at its root, nor how a failure is answered: each caller does.
 package schema
@@ -17,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/kobana/kadu/sdk/go/kadu/manifest/toolschema"
 )
 
 // Parse decodes one JSON document the way the validator reads instances
@@ -31,22 +35,13 @@ func Parse(raw []byte) (any, error) {
 // The error is the library's, for the caller to prefix.
 func Compile(name string, doc any) (*jsonschema.Schema, error) {
 	url := "kadu:" + name
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(noLoader{name: name})
+	c := toolschema.NewCompiler(func(ref string) error {
+		return fmt.Errorf("%s may not reference %s: schemas must be self-contained", name, ref)
+	})
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
 	return c.Compile(url)
-}
-
-// noLoader refuses every reference the compiler would load: a schema must
-// be self-contained.
-type noLoader struct{ name string }
-
-func (l noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s may not reference %s: schemas must be self-contained", l.name, url)
 }
 
 // Failure is one location where an instance does not match.

@@ -17,6 +17,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
+	github.com/kobana/kadu/sdk/go v0.0.0
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/rs/dnscache v0.0.0-20230804202142-fc85eb664529 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
@@ -35,3 +36,5 @@ require (
 // The harness, the echo bundle and the throwaway PostgreSQL come from the
 // repository itself.
 replace github.com/kobana/kadu => ../..
+
+replace github.com/kobana/kadu/sdk/go => ../../sdk/go

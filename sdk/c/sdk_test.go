@@ -235,7 +235,7 @@ func TestReproducibleBuild(t *testing.T) {
 	}
 	var sums [2][32]byte
 	for i, dir := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "a much longer path", "c")} {
-		for _, f := range append(sdkFiles(t, "kadu*.[ch]"), "fixture/fixture.c", "fixture/build.sh") {
+		for _, f := range append(sdkFiles(t, "kadu*.[ch]"), "fixture/fixture.c", "fixture/build.sh", "tools/build.sh") {
 			copyFile(t, f, filepath.Join(dir, f))
 		}
 		cmd := exec.Command("sh", "build.sh", "out.wasm")

@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kobana/kadu/core/api/routeclass"
+	"github.com/kobana/kadu/sdk/go/kadu/manifest/toolschema"
 )
 
 // docURL names the document for the schema compiler; nothing is fetched.
@@ -29,8 +30,9 @@ func NewValidator() (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi: reading the document: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
+	c := toolschema.NewCompiler(func(ref string) error {
+		return fmt.Errorf("the document may not reference %s: it is self-contained", ref)
+	})
 	if err := c.AddResource(docURL, doc); err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}

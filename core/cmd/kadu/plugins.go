@@ -65,7 +65,7 @@ it loads the bundle.`,
 				return fmt.Errorf("%s is not a valid bundle: %w", path, err)
 			}
 			printManifest(cmd.OutOrStdout(), path, hex.EncodeToString(sum[:]), m)
-			for _, u := range m.UnusableRoutes() {
+			for _, u := range plugin.UnusableRoutes(m) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: route %q (%s): %s\n", u.Route, u.Class, u.Reason)
 			}
 			return nil

@@ -12,9 +12,14 @@ import (
 )
 
 // The test binary is a bundle whose one completion is Complete over the
-// tasks list (a bundle registers from init; sdk/go/kadu says why).
+// tasks list, for the template it completes (a bundle registers from init;
+// sdk/go/kadu says why; the host loads no bundle that offers only
+// completions).
 func init() {
 	kadu.Register(kadu.Bundle{Name: "assisttest", Version: "1.0.0", Routes: []string{"GET /api/v1/tasks"}},
+		kadu.ResourceTemplate{URITemplate: "kobana://x/{id}", Name: "x",
+			Access: kadu.Access{MinRole: kadu.RoleViewer, Scope: kadu.ScopeRead},
+			Read: func(*kadu.Call, string, map[string]string) ([]kadu.ResourceContents, error) { return nil, nil }},
 		kadu.Completion{Complete: func(c *kadu.Call, req kadu.CompleteRequest) (kadu.CompleteResult, error) {
 			return Complete(c, "/api/v1/tasks", IDPrefix(req.Argument.Value), ItemID)
 		}})

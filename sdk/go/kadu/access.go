@@ -1,6 +1,10 @@
 package kadu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
+)
 
 // Role is a person's role in their organisation (docs/reference/auth.md), from least to
 // most: viewer, member, admin, owner.
@@ -49,4 +53,7 @@ func (a Access) check() error {
 	return nil
 }
 
-func (a Access) def() accessDef { return accessDef{MinRole: a.MinRole, Scope: a.Scope} }
+// def is a as the manifest writes it.
+func (a Access) def() *manifest.Access {
+	return &manifest.Access{MinRole: string(a.MinRole), Scope: string(a.Scope)}
+}

@@ -4,15 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/kobana/kadu/sdk/go/kadu/internal/abi"
 	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // ABIVersion is the ABI this SDK implements; the manifest's "abi".
-const ABIVersion = "kadu/v1"
+const ABIVersion = manifest.ABIVersion
 
 // Bundle names a bundle and the API routes it calls.
 type Bundle struct {
@@ -55,31 +54,9 @@ func Register(b Bundle, features ...Feature) {
 	tuneRuntime()
 }
 
-var (
-	routeMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
-	errBadRoute  = errors.New(`want "METHOD /path", METHOD one of GET POST PUT PATCH DELETE, segments literal or {name}, no query`)
-)
-
-// checkRoute checks one "METHOD /path" route pattern.
-func checkRoute(rt string) error {
-	method, path, ok := strings.Cut(rt, " ")
-	if !ok || !slices.Contains(routeMethods, method) || !strings.HasPrefix(path, "/") {
-		return errBadRoute
-	}
-	if path == "/" {
-		return errBadRoute // the API lives under /api/v1; "/" names nothing a bundle may call
-	}
-	for seg := range strings.SplitSeq(path[1:], "/") {
-		if seg == "." || seg == ".." || !isRouteSegment(seg) {
-			return errBadRoute
-		}
-	}
-	return nil
-}
-
 // registry collects what the features add, checking uniqueness.
 type registry struct {
-	m         manifest
+	m         manifest.Manifest
 	tools     map[string]*toolEntry
 	resources map[string]*Resource
 	templates []*templateEntry
@@ -91,15 +68,15 @@ type registry struct {
 // manifest included.
 func newServer(b Bundle, features []Feature) (*server, error) {
 	var errs []error
-	if !isBundleName(b.Name) {
+	if !manifest.IsBundleName(b.Name) {
 		errs = append(errs, fmt.Errorf("Bundle.Name %q: want ^[a-z][a-z0-9_]{0,31}$", b.Name))
 	}
-	if !isSemver(b.Version) {
+	if !manifest.IsSemver(b.Version) {
 		errs = append(errs, fmt.Errorf("Bundle.Version %q: want a semantic version such as 1.0.0", b.Version))
 	}
 	seen := map[string]bool{}
 	for i, rt := range b.Routes {
-		if err := checkRoute(rt); err != nil {
+		if _, err := manifest.ParseRoute(rt); err != nil {
 			errs = append(errs, fmt.Errorf("Bundle.Routes[%d] %q: %w", i, rt, err))
 		}
 		if seen[rt] {
@@ -108,16 +85,13 @@ func newServer(b Bundle, features []Feature) (*server, error) {
 		seen[rt] = true
 	}
 	r := &registry{
-		m: manifest{
-			ABI:               ABIVersion,
-			Name:              b.Name,
-			Version:           b.Version,
-			Description:       b.Description,
-			Tools:             []toolDef{},
-			Resources:         []resourceDef{},
-			ResourceTemplates: []templateDef{},
-			Prompts:           []promptDef{},
-			Routes:            append([]string{}, b.Routes...),
+		m: manifest.Manifest{
+			ABI:         ABIVersion,
+			Name:        b.Name,
+			Version:     b.Version,
+			Description: b.Description,
+			Tools:       []manifest.Tool{},
+			Routes:      append([]string{}, b.Routes...),
 		},
 		tools:     map[string]*toolEntry{},
 		resources: map[string]*Resource{},
@@ -132,6 +106,9 @@ func newServer(b Bundle, features []Feature) (*server, error) {
 			errs = append(errs, err)
 		}
 	}
+	if len(r.m.Tools)+len(r.m.Resources)+len(r.m.ResourceTemplates)+len(r.m.Prompts) == 0 && len(errs) == 0 {
+		errs = append(errs, errors.New("features: want at least one Tool, Resource, ResourceTemplate or Prompt (the host refuses a bundle that offers nothing)"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -143,26 +120,6 @@ func newServer(b Bundle, features []Feature) (*server, error) {
 		prompts:   r.prompts,
 		complete:  r.complete,
 	}, nil
-}
-
-// manifest is the output of kadu_describe (sdk/ABI.md §10).
-type manifest struct {
-	ABI               string        `json:"abi"`
-	Name              string        `json:"name"`
-	Version           string        `json:"version"`
-	Description       string        `json:"description,omitempty"`
-	Tools             []toolDef     `json:"tools"`
-	Resources         []resourceDef `json:"resources"`
-	ResourceTemplates []templateDef `json:"resourceTemplates"`
-	Prompts           []promptDef   `json:"prompts"`
-	Completions       bool          `json:"completions"`
-	Routes            []string      `json:"routes"`
-}
-
-// accessDef is "access" in the manifest.
-type accessDef struct {
-	MinRole Role  `json:"min_role"`
-	Scope   Scope `json:"scope"`
 }
 
 // checkObjectSchema checks that raw is a JSON object whose "type" is

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kobana/kadu/sdk/go/kadu/internal/abi"
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // Statuses of kadu_describe and kadu_handle (sdk/ABI.md §5).
@@ -32,7 +33,7 @@ type server struct {
 	// m is the manifest; kadu_describe encodes it on its first call.
 	// The host describes a bundle once, when it loads it, not on each
 	// instance's _initialize, which is where Register runs.
-	m         manifest
+	m         manifest.Manifest
 	manifest  []byte
 	tools     map[string]*toolEntry
 	resources map[string]*Resource

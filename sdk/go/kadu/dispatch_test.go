@@ -170,11 +170,11 @@ func TestTemplateMatching(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.template+" "+tt.uri, func(t *testing.T) {
-			re, vars, err := compileTemplate(tt.template)
+			tm, err := compileTemplate(tt.template)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := (&templateEntry{re: re, vars: vars}).match(tt.uri)
+			got, ok := (&templateEntry{tmpl: tm, vars: tm.Vars()}).match(tt.uri)
 			if ok != (tt.want != nil) {
 				t.Fatalf("match = %v, %v; want %v", got, ok, tt.want)
 			}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // MaxStateBytes is the most state InputRequired may carry, as JSON.
@@ -78,7 +80,7 @@ func (e *inputRequired) encode() ([]byte, error) {
 			r.Params = struct{}{} // roots/list takes no params: send {}, not null
 		}
 		reqs[k] = r
-		if !isEntryName(k) {
+		if !manifest.IsEntryName(k) {
 			return nil, fmt.Errorf("InputRequired: key %q: want ^[a-zA-Z0-9_.-]{1,64}$", k)
 		}
 		switch m := e.requests[k].Method; m {

@@ -3,6 +3,8 @@ package kadu
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // Prompt is a ready-made script the person picks in the client; Get builds
@@ -47,17 +49,9 @@ func AssistantText(text string) PromptMessage {
 	return PromptMessage{Role: "assistant", Content: Text(text)}
 }
 
-type promptDef struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments"`
-	Access      accessDef        `json:"access"`
-}
-
 func (p Prompt) addTo(r *registry) error {
 	var errs []error
-	if !isEntryName(p.Name) {
+	if !manifest.IsEntryName(p.Name) {
 		errs = append(errs, errors.New("Name: want ^[a-zA-Z0-9_.-]{1,64}$"))
 	} else if r.prompts[p.Name] != nil {
 		errs = append(errs, errors.New("Name: registered twice"))
@@ -79,8 +73,12 @@ func (p Prompt) addTo(r *registry) error {
 		return fmt.Errorf("prompt %q: %w", p.Name, err)
 	}
 	args := append([]PromptArgument{}, p.Arguments...)
-	r.m.Prompts = append(r.m.Prompts, promptDef{Name: p.Name, Title: p.Title, Description: p.Description,
-		Arguments: args, Access: p.Access.def()})
+	margs := make([]manifest.PromptArgument, len(args))
+	for i, a := range args {
+		margs[i] = manifest.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required}
+	}
+	r.m.Prompts = append(r.m.Prompts, manifest.Prompt{Name: p.Name, Title: p.Title, Description: p.Description,
+		Arguments: margs, Access: p.Access.def()})
 	p.Arguments = args
 	r.prompts[p.Name] = &p
 	return nil

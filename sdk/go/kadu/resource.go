@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
-	"strings"
+
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // Resource is a document at a fixed URI, e.g. "kobana://kadu/usage".
@@ -44,24 +44,6 @@ type ResourceContents struct {
 	Blob     []byte `json:"blob,omitempty"` // sent as base64
 }
 
-type resourceDef struct {
-	URI         string    `json:"uri"`
-	Name        string    `json:"name"`
-	Title       string    `json:"title,omitempty"`
-	Description string    `json:"description,omitempty"`
-	MIMEType    string    `json:"mimeType,omitempty"`
-	Access      accessDef `json:"access"`
-}
-
-type templateDef struct {
-	URITemplate string    `json:"uriTemplate"`
-	Name        string    `json:"name"`
-	Title       string    `json:"title,omitempty"`
-	Description string    `json:"description,omitempty"`
-	MIMEType    string    `json:"mimeType,omitempty"`
-	Access      accessDef `json:"access"`
-}
-
 func (res Resource) addTo(r *registry) error {
 	var errs []error
 	if u, err := url.Parse(res.URI); err != nil || !u.IsAbs() {
@@ -81,7 +63,7 @@ func (res Resource) addTo(r *registry) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("resource %q: %w", res.URI, err)
 	}
-	r.m.Resources = append(r.m.Resources, resourceDef{URI: res.URI, Name: res.Name, Title: res.Title,
+	r.m.Resources = append(r.m.Resources, manifest.Resource{URI: res.URI, Name: res.Name, Title: res.Title,
 		Description: res.Description, MIMEType: res.MIMEType, Access: res.Access.def()})
 	r.resources[res.URI] = &res
 	return nil
@@ -90,45 +72,26 @@ func (res Resource) addTo(r *registry) error {
 // templateEntry is a registered template with its matcher.
 type templateEntry struct {
 	t    *ResourceTemplate
-	re   *regexp.Regexp
+	tmpl *manifest.Template
 	vars []string
 }
 
-var templateVarRE = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
-
-// compileTemplate turns a level-1 URI template into an anchored regexp
-// with one group per variable.
-func compileTemplate(tmpl string) (*regexp.Regexp, []string, error) {
-	var b strings.Builder
-	b.WriteString("^")
-	var vars []string
-	last := 0
-	for _, m := range templateVarRE.FindAllStringSubmatchIndex(tmpl, -1) {
-		lit := tmpl[last:m[0]]
-		if strings.ContainsAny(lit, "{}") {
-			return nil, nil, errors.New("URITemplate: only {name} expressions (RFC 6570 level 1) are supported")
-		}
-		b.WriteString(regexp.QuoteMeta(lit))
-		b.WriteString(`([^/?#]+)`)
-		vars = append(vars, tmpl[m[2]:m[3]])
-		last = m[1]
+// compileTemplate checks a level-1 URI template by the host's rule
+// (manifest.ParseTemplate) and returns its matcher.
+func compileTemplate(tmpl string) (*manifest.Template, error) {
+	tm, err := manifest.ParseTemplate(tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("URITemplate: %w", err)
 	}
-	if rest := tmpl[last:]; strings.ContainsAny(rest, "{}") {
-		return nil, nil, errors.New("URITemplate: only {name} expressions (RFC 6570 level 1) are supported")
-	} else {
-		b.WriteString(regexp.QuoteMeta(rest))
+	if len(tm.Vars()) == 0 {
+		return nil, errors.New("URITemplate: has no {name}; use a Resource for a fixed URI")
 	}
-	b.WriteString("$")
-	if len(vars) == 0 {
-		return nil, nil, errors.New("URITemplate: has no {name}; use a Resource for a fixed URI")
-	}
-	re, err := regexp.Compile(b.String())
-	return re, vars, err
+	return tm, nil
 }
 
 func (t ResourceTemplate) addTo(r *registry) error {
 	var errs []error
-	re, vars, err := compileTemplate(t.URITemplate)
+	tm, err := compileTemplate(t.URITemplate)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -149,22 +112,22 @@ func (t ResourceTemplate) addTo(r *registry) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("resource template %q: %w", t.URITemplate, err)
 	}
-	r.m.ResourceTemplates = append(r.m.ResourceTemplates, templateDef{URITemplate: t.URITemplate, Name: t.Name,
+	r.m.ResourceTemplates = append(r.m.ResourceTemplates, manifest.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name,
 		Title: t.Title, Description: t.Description, MIMEType: t.MIMEType, Access: t.Access.def()})
-	r.templates = append(r.templates, &templateEntry{t: &t, re: re, vars: vars})
+	r.templates = append(r.templates, &templateEntry{t: &t, tmpl: tm, vars: tm.Vars()})
 	return nil
 }
 
 // match returns the template's variables for uri, percent-decoded, or
 // false.
 func (e *templateEntry) match(uri string) (map[string]string, bool) {
-	m := e.re.FindStringSubmatch(uri)
-	if m == nil {
+	values, ok := e.tmpl.Values(uri)
+	if !ok {
 		return nil, false
 	}
 	vars := make(map[string]string, len(e.vars))
 	for i, name := range e.vars {
-		v, err := url.PathUnescape(m[i+1])
+		v, err := url.PathUnescape(values[i])
 		if err != nil {
 			return nil, false
 		}

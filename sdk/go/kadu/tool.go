@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/kobana/kadu/sdk/go/kadu/internal/wire"
+	"github.com/kobana/kadu/sdk/go/kadu/manifest"
 )
 
 // Tool is an MCP tool whose arguments decode into In and whose handler
@@ -60,25 +61,6 @@ type Annotations struct {
 	Idempotent bool
 }
 
-// toolDef is a tool in the manifest.
-type toolDef struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  annotationsDef  `json:"annotations"`
-	Access       accessDef       `json:"access"`
-	Requires     []string        `json:"requiresCapabilities,omitempty"`
-}
-
-type annotationsDef struct {
-	ReadOnlyHint    bool `json:"readOnlyHint"`
-	DestructiveHint bool `json:"destructiveHint"`
-	IdempotentHint  bool `json:"idempotentHint"`
-	OpenWorldHint   bool `json:"openWorldHint"`
-}
-
 // toolEntry is a registered tool, its types erased.
 type toolEntry struct {
 	name       string
@@ -89,7 +71,7 @@ type toolEntry struct {
 
 func (t Tool[In, Out]) addTo(r *registry) error {
 	var errs []error
-	if !isEntryName(t.Name) {
+	if !manifest.IsEntryName(t.Name) {
 		errs = append(errs, fmt.Errorf("Name: want ^[a-zA-Z0-9_.-]{1,64}$"))
 	} else if r.tools[t.Name] != nil {
 		errs = append(errs, errors.New("Name: registered twice"))
@@ -125,15 +107,19 @@ func (t Tool[In, Out]) addTo(r *registry) error {
 		return fmt.Errorf("tool %q: %w", t.Name, err)
 	}
 	a := t.Annotations
-	r.m.Tools = append(r.m.Tools, toolDef{
+	// Every hint is sent as an explicit boolean (see Annotations), from a
+	// copy: the manifest must not change with the caller's struct.
+	hints := *a
+	r.m.Tools = append(r.m.Tools, manifest.Tool{
 		Name:         t.Name,
 		Title:        t.Title,
 		Description:  t.Description,
 		InputSchema:  compact(t.InputSchema),
 		OutputSchema: compact(t.OutputSchema),
-		Annotations:  annotationsDef{ReadOnlyHint: a.ReadOnly, DestructiveHint: a.Destructive, IdempotentHint: a.Idempotent},
-		Access:       t.Access.def(),
-		Requires:     append([]string(nil), t.RequiresCapabilities...),
+		Annotations: &manifest.Annotations{ReadOnlyHint: &hints.ReadOnly, DestructiveHint: &hints.Destructive,
+			IdempotentHint: &hints.Idempotent, OpenWorldHint: new(bool)},
+		Access:               t.Access.def(),
+		RequiresCapabilities: append([]string(nil), t.RequiresCapabilities...),
 	})
 	handler := t.Handler
 	typed := newTyped(reflect.TypeFor[In]())

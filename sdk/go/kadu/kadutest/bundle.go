@@ -41,7 +41,7 @@ func (b *Bundle) load(t testing.TB) {
 	if err != nil {
 		t.Fatalf("kadutest: %v", err)
 	}
-	if err := m.Check(); err != nil {
+	if err := CheckManifest(m); err != nil {
 		for _, e := range unjoin(err) {
 			t.Errorf("kadutest: manifest: %v", e)
 		}

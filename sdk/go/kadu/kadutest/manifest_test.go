@@ -20,20 +20,21 @@ func TestManifestCheck(t *testing.T) {
 		wantErr string // substring; "" for none
 	}{
 		{name: "valid", raw: manifest(tool, "")},
-		{name: "other abi", raw: strings.Replace(manifest(tool, ""), "kadu/v1", "kadu/v2", 1), wantErr: `abi: "kadu/v2"`},
-		{name: "bundle name", raw: strings.Replace(manifest(tool, ""), `"name":"b"`, `"name":"B"`, 1), wantErr: `name: "B"`},
-		{name: "version", raw: strings.Replace(manifest(tool, ""), `"1.0.0"`, `"1.0"`, 1), wantErr: `version: "1.0"`},
-		{name: "tool twice", raw: manifest(tool+","+tool, ""), wantErr: "not unique"},
+		{name: "other abi", raw: strings.Replace(manifest(tool, ""), "kadu/v1", "kadu/v2", 1), wantErr: `abi "kadu/v2"`},
+		{name: "bundle name", raw: strings.Replace(manifest(tool, ""), `"name":"b"`, `"name":"B"`, 1), wantErr: `name "B"`},
+		{name: "version", raw: strings.Replace(manifest(tool, ""), `"1.0.0"`, `"1.0"`, 1), wantErr: `version "1.0"`},
+		{name: "tool twice", raw: manifest(tool+","+tool, ""), wantErr: "declared twice"},
 		{name: "schema that does not compile", raw: manifest(strings.Replace(tool, `{"type":"object"}`, `{"type":"object","minLength":"x"}`, 1), ""), wantErr: "inputSchema"},
 		{name: "schema of a string", raw: manifest(strings.Replace(tool, `{"type":"object"}`, `{"type":"string"}`, 1), ""), wantErr: `want "type": "object"`},
 		{name: "hint missing", raw: manifest(strings.Replace(tool, `"idempotentHint":true,`, ``, 1), ""), wantErr: "want readOnlyHint, destructiveHint and idempotentHint"},
 		{name: "open world", raw: manifest(strings.Replace(tool, `"openWorldHint":false`, `"openWorldHint":true`, 1), ""), wantErr: "openWorldHint: must be false"},
 		{name: "read-only and destructive", raw: manifest(strings.Replace(tool, `"destructiveHint":false`, `"destructiveHint":true`, 1), ""), wantErr: "both true"},
-		{name: "scope with prefix", raw: manifest(strings.Replace(tool, `"scope":"read"`, `"scope":"kadu.read"`, 1), ""), wantErr: `access.scope: "kadu.read"`},
+		{name: "scope with prefix", raw: manifest(strings.Replace(tool, `"scope":"read"`, `"scope":"kadu.read"`, 1), ""), wantErr: `access.scope "kadu.read"`},
 		{name: "no access", raw: manifest(strings.Replace(tool, `,"access":{"min_role":"viewer","scope":"read"}`, ``, 1), ""), wantErr: "access: required"},
 		{name: "bad route", raw: strings.Replace(manifest(tool, ""), `GET /api/v1/x/{id}`, `GET /api/../x`, 1), wantErr: "routes[0]"},
 		{name: "template of level 2", raw: manifest(tool, `,"resourceTemplates":[{"uriTemplate":"x://a/{+p}","name":"a","access":{"min_role":"viewer","scope":"read"}}]`), wantErr: "uriTemplate"},
-		{name: "relative resource", raw: manifest(tool, `,"resources":[{"uri":"usage","name":"u","access":{"min_role":"viewer","scope":"read"}}]`), wantErr: "uri: want an absolute URI"},
+		{name: "route twice", raw: strings.Replace(manifest(tool, ""), `"GET /api/v1/x/{id}"`, `"GET /api/v1/x/{id}","GET /api/v1/x/{id}"`, 1), wantErr: "listed twice"},
+		{name: "relative resource", raw: manifest(tool, `,"resources":[{"uri":"usage","name":"u","access":{"min_role":"viewer","scope":"read"}}]`), wantErr: `uri "usage": want an absolute URI`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,12 +42,12 @@ func TestManifestCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = m.Check()
+			err = kadutest.CheckManifest(m)
 			switch {
 			case tt.wantErr == "" && err != nil:
-				t.Fatalf("Check() = %v", err)
+				t.Fatalf("CheckManifest() = %v", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("Check() = %v; want an error containing %q", err, tt.wantErr)
+				t.Fatalf("CheckManifest() = %v; want an error containing %q", err, tt.wantErr)
 			}
 		})
 	}

@@ -1,19 +1,19 @@
-package kadu
+package manifest
 
 import "strings"
 
 // The name rules of sdk/ABI.md §10, checked by hand rather than with
-// package-level regexps: Register runs inside _initialize, where compiling
-// five regexps (the semantic version's is large) was most of the SDK's
-// share of an instance's start-up. names_test.go holds each check to the
-// regexp it replaces.
+// package-level regexps: a Go guest checks its names inside _initialize,
+// where compiling the regexps (the semantic version's is large) was most of
+// the SDK's share of an instance's start-up. names_test.go holds each check
+// to the regexp it replaces.
 
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isAlnum(c byte) bool { return isLower(c) || isDigit(c) || (c >= 'A' && c <= 'Z') }
 
-// isBundleName reports whether s matches ^[a-z][a-z0-9_]{0,31}$.
-func isBundleName(s string) bool {
+// IsBundleName reports whether s matches ^[a-z][a-z0-9_]{0,31}$.
+func IsBundleName(s string) bool {
 	if len(s) == 0 || len(s) > 32 || !isLower(s[0]) {
 		return false
 	}
@@ -25,9 +25,9 @@ func isBundleName(s string) bool {
 	return true
 }
 
-// isEntryName reports whether s matches ^[a-zA-Z0-9_.-]{1,64}$: the name
+// IsEntryName reports whether s matches ^[a-zA-Z0-9_.-]{1,64}$: the name
 // of a tool, prompt or input request key.
-func isEntryName(s string) bool {
+func IsEntryName(s string) bool {
 	if len(s) == 0 || len(s) > 64 {
 		return false
 	}
@@ -39,36 +39,10 @@ func isEntryName(s string) bool {
 	return true
 }
 
-// isRouteSegment reports whether s matches
-// ^(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z0-9._~!$&'()*+,;=:@%-]+)$.
-func isRouteSegment(s string) bool {
-	if len(s) == 0 {
-		return false
-	}
-	if s[0] == '{' {
-		name, ok := strings.CutSuffix(s[1:], "}")
-		if !ok || name == "" || isDigit(name[0]) {
-			return false
-		}
-		for i := 0; i < len(name); i++ {
-			if c := name[i]; !isAlnum(c) && c != '_' {
-				return false
-			}
-		}
-		return true
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !isAlnum(c) && !strings.ContainsRune("._~!$&'()*+,;=:@%-", rune(c)) {
-			return false
-		}
-	}
-	return true
-}
-
-// isSemver reports whether s is a Semantic Version 2.0.0: MAJOR.MINOR.PATCH
+// IsSemver reports whether s is a Semantic Version 2.0.0: MAJOR.MINOR.PATCH
 // without leading zeros, then an optional -prerelease (dot-separated
 // identifiers, numeric ones without leading zeros) and +build.
-func isSemver(s string) bool {
+func IsSemver(s string) bool {
 	for n := range 3 {
 		i := 0
 		for i < len(s) && isDigit(s[i]) {

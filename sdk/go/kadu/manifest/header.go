@@ -1,6 +1,4 @@
-// Package xheader derives the x-mcp-header parameters of a tool's
-// inputSchema and enforces their rules (docs/reference/mcp.md#era-2026-07-28-headers). It owns nothing else.
-package xheader
+package manifest
 
 import (
 	"encoding/json"
@@ -9,9 +7,15 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/kobana/kadu/core/mcp"
 )
+
+// HeaderParam is a tool parameter that the request mirrors in an
+// Mcp-Param-{Header} HTTP header.
+type HeaderParam struct {
+	Header string   // the x-mcp-header value, e.g. "Region"
+	Path   []string // property keys from the schema root to the parameter
+	Type   string   // "string", "integer" or "boolean"
+}
 
 // headerKeyword marks a tool parameter mirrored as Mcp-Param-{value}.
 const headerKeyword = "x-mcp-header"
@@ -26,28 +30,28 @@ var (
 		"unevaluatedItems", "propertyNames", "additionalItems", "contentSchema", "items"}
 )
 
-// Params derives the x-mcp-header parameters of an inputSchema and
-// enforces their rules (docs/reference/mcp.md#era-2026-07-28-headers): the value is a non-empty HTTP token,
+// HeaderParams derives the x-mcp-header parameters of an inputSchema and
+// enforces their rules (docs/reference/mcp.md): the value is a non-empty HTTP token,
 // unique case-insensitively in the schema; the parameter's type is exactly
 // "string", "integer" or "boolean"; and it is reachable from the root
 // through a chain of "properties" keys only — not through array keywords,
 // allOf/anyOf/oneOf/not, conditionals or $ref. The result is ordered by
 // parameter path.
-func Params(schema json.RawMessage) ([]mcp.HeaderParam, error) {
+func HeaderParams(schema json.RawMessage) ([]HeaderParam, error) {
 	var doc any
 	if err := json.Unmarshal(schema, &doc); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	w := headerWalker{seen: map[string]string{}}
 	w.walk(doc, nil, true, "")
-	slices.SortFunc(w.params, func(a, b mcp.HeaderParam) int {
+	slices.SortFunc(w.params, func(a, b HeaderParam) int {
 		return slices.Compare(a.Path, b.Path)
 	})
 	return w.params, errors.Join(w.errs...)
 }
 
 type headerWalker struct {
-	params []mcp.HeaderParam
+	params []HeaderParam
 	seen   map[string]string // lower-cased header → pointer that declared it
 	errs   []error
 }
@@ -120,7 +124,7 @@ func (w *headerWalker) check(obj map[string]any, h any, path []string, onPath bo
 		return
 	}
 	w.seen[key] = at
-	w.params = append(w.params, mcp.HeaderParam{Header: name, Path: slices.Clone(path), Type: typ})
+	w.params = append(w.params, HeaderParam{Header: name, Path: slices.Clone(path), Type: typ})
 }
 
 // IsToken reports whether s is an RFC 9110 token: no control characters,

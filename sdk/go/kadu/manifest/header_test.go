@@ -1,19 +1,17 @@
-package xheader
+package manifest
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/kobana/kadu/core/mcp"
 )
 
 func TestHeaderParams(t *testing.T) {
 	tests := []struct {
 		name    string
 		schema  string
-		want    []mcp.HeaderParam
+		want    []HeaderParam
 		wantErr string // substring; "" means valid
 	}{
 		{
@@ -23,7 +21,7 @@ func TestHeaderParams(t *testing.T) {
 		{
 			name:   "top-level and nested properties, ordered by path",
 			schema: `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"opts":{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"},"dry":{"type":"boolean","x-mcp-header":"Dry"}}}}}`,
-			want: []mcp.HeaderParam{
+			want: []HeaderParam{
 				{Header: "Dry", Path: []string{"opts", "dry"}, Type: "boolean"},
 				{Header: "N", Path: []string{"opts", "n"}, Type: "integer"},
 				{Header: "Region", Path: []string{"region"}, Type: "string"},
@@ -107,18 +105,18 @@ func TestHeaderParams(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Params(json.RawMessage(tt.schema))
+			got, err := HeaderParams(json.RawMessage(tt.schema))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("Params() error = %v, want one containing %q", err, tt.wantErr)
+					t.Fatalf("HeaderParams() error = %v, want one containing %q", err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("Params() error = %v", err)
+				t.Fatalf("HeaderParams() error = %v", err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("Params() = %+v, want %+v", got, tt.want)
+				t.Fatalf("HeaderParams() = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
@@ -131,7 +129,7 @@ func FuzzHeaderParams(f *testing.F) {
 	f.Add(`{"properties":{"a":{"items":{"x-mcp-header":"A"}}}}`)
 	f.Add(`{"allOf":[{"properties":{"a":{"type":"integer","x-mcp-header":"A"}}}]}`)
 	f.Fuzz(func(t *testing.T, schema string) {
-		params, err := Params(json.RawMessage(schema))
+		params, err := HeaderParams(json.RawMessage(schema))
 		if err != nil {
 			return
 		}

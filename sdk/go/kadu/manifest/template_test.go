@@ -1,4 +1,4 @@
-package uritemplate
+package manifest
 
 import (
 	"strings"
@@ -24,9 +24,9 @@ func TestTemplateMatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			td, err := Parse(tt.template)
+			td, err := ParseTemplate(tt.template)
 			if err != nil {
-				t.Fatalf("Parse(%q): %v", tt.template, err)
+				t.Fatalf("ParseTemplate(%q): %v", tt.template, err)
 			}
 			if got := td.Match(tt.uri); got != tt.want {
 				t.Fatalf("%q matches %q = %v, want %v", tt.template, tt.uri, got, tt.want)
@@ -50,9 +50,9 @@ func TestParseTemplateRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := Parse(tt.template)
+			_, err := ParseTemplate(tt.template)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("Parse(%q) = %v, want an error containing %q", tt.template, err, tt.wantErr)
+				t.Fatalf("ParseTemplate(%q) = %v, want an error containing %q", tt.template, err, tt.wantErr)
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func FuzzTemplate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tmpl string) {
-		td, err := Parse(tmpl)
+		td, err := ParseTemplate(tmpl)
 		if err != nil {
 			return
 		}

@@ -1,7 +1,4 @@
-// Package uritemplate matches URIs against RFC 6570 level-1 templates
-// ("kobana://kadu/tasks/{id}"), the resource templates of kadu v1 bundles.
-// It owns nothing else.
-package uritemplate
+package manifest
 
 import (
 	"errors"
@@ -18,12 +15,25 @@ type Template struct {
 	vars []string
 }
 
-var templateVarRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+// isTemplateVar reports whether s matches ^[A-Za-z0-9_]+$, by hand: a
+// guest checks its templates inside _initialize, where a package-level
+// regexp would be compiled on every instance start.
+func isTemplateVar(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
-// Parse compiles an RFC 6570 level-1 URI template ("{var}" simple
+// ParseTemplate compiles an RFC 6570 level-1 URI template ("{var}" simple
 // expansion only). A variable matches one non-empty run of characters
 // without "/", "?" or "#", so a variable never spans path segments.
-func Parse(t string) (*Template, error) {
+func ParseTemplate(t string) (*Template, error) {
 	if t == "" {
 		return nil, errors.New("required, e.g. kobana://kadu/tasks/{id}")
 	}
@@ -55,7 +65,7 @@ func Parse(t string) (*Template, error) {
 			return nil, fmt.Errorf("%q: unbalanced {", t)
 		}
 		name := rest[open+1 : open+end]
-		if !templateVarRE.MatchString(name) {
+		if !isTemplateVar(name) {
 			return nil, fmt.Errorf("%q: expression {%s}: only level-1 {name} expressions are supported", t, name)
 		}
 		td.vars = append(td.vars, name)
@@ -73,6 +83,17 @@ func Parse(t string) (*Template, error) {
 
 // Match reports whether uri is an expansion of the template.
 func (t *Template) Match(uri string) bool { return t.re.MatchString(uri) }
+
+// Values returns the values of the template's variables in uri, in the
+// order of Vars and as written (not percent-decoded), or false when uri is
+// no expansion of the template.
+func (t *Template) Values(uri string) ([]string, bool) {
+	m := t.re.FindStringSubmatch(uri)
+	if m == nil {
+		return nil, false
+	}
+	return m[1:], true
+}
 
 // Vars returns the template's variable names in order.
 func (t *Template) Vars() []string { return append([]string(nil), t.vars...) }

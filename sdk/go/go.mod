@@ -1,0 +1,13 @@
+module github.com/kobana/kadu/sdk/go
+
+go 1.25.0
+
+require (
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/tetratelabs/wazero v1.12.0
+)
+
+require (
+	golang.org/x/sys v0.44.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)
