@@ -253,6 +253,9 @@ func (a *App) mountAuth(opts Options) (*auth.Verifier, error) {
 		vo.OrgClaim, vo.RoleClaim, vo.ScopeClaim = "", "", ""
 		// A client may type localhost or [::1] instead of 127.0.0.1.
 		vo.Audiences = append(vo.Audiences, cfg.MCPURLAliases()...)
+		// A token minted for another --addr or public URL is signed with
+		// the same key but names another issuer: say how to mint a match.
+		vo.IssuerHint = "mint a matching token with kadu token run with the same --config, --addr and --public-url as kadu serve"
 		a.log.Info("embedded development authorization server mounted; configure auth.issuer for production",
 			slog.String("issuer", cfg.IssuerURL()))
 	}
