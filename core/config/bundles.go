@@ -37,7 +37,7 @@ func firstPartyBundles() map[string]Bundle {
 			"GET /api/v1/approvals/{id}",
 		),
 		"files": firstParty("files",
-			"b1b720218bcaaf4ad804a8020483d031ff942204bc68991470e8ad439f376f57", // pin:files
+			"ffe5e1415b682f7415ad9afe7e165c93bed3486a7d39723b67b360227a0c6a33", // pin:files
 			"POST /api/v1/files",
 			"POST /api/v1/files/{id}/confirm",
 			"GET /api/v1/files/{id}",
