@@ -14,7 +14,7 @@ package config
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"d99b640af1f26cc2079e97af1773353b49d5e9ed29ba45740c9c9da2f9710c94", // pin:tasks
+			"7d5db26410b5bde663726624e187a0cf565a9e0fd631ac16da50ad78f0936dce", // pin:tasks
 			"GET /api/v1/tasks",
 			"GET /api/v1/tasks/{id}",
 			"POST /api/v1/tasks",
