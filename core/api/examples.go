@@ -19,6 +19,34 @@ import (
 func exampleTasks(plan plans.Plan) []store.Task {
 	tasks := []store.Task{
 		{
+			// The one that reads uploaded files (first: created first, it is
+			// listed after the others, newest first). The files guide
+			// (docs/files-webhooks-limits.md) and the reconcile_statement
+			// prompt lead here; exampleFiles are the files its example runs on.
+			Name: uploadedReconciliationTask,
+			Description: "Concilia um extrato enviado como arquivo (CSV ou OFX) com os recebíveis enviados como arquivo (CSV ou JSON). " +
+				"Reconciles an uploaded bank statement with an uploaded receivables file: run it with input_file_ids = " +
+				"[statement, receivables], in that order, and an empty input.",
+			Instructions: "Leia o extrato do primeiro arquivo (CSV ou OFX) e os recebíveis do segundo (CSV com id, pagador, vencimento e valor, ou JSON), " +
+				"categorize os lançamentos, concilie cada recebível com no máximo um crédito (mesmo valor até 3 dias do vencimento; " +
+				"diferença de até R$ 1,00 aceita numa segunda passada), resuma em português e gere o arquivo conciliacao.csv.",
+			InputSchema: mustJSON(map[string]any{
+				"type":                 "object",
+				"title":                uploadedReconciliationTask,
+				"description":          "Nada a preencher: envie o extrato e os recebíveis em input_file_ids, nessa ordem (POST /files, o upload e POST /files/{id}/confirm).",
+				"additionalProperties": false,
+				"properties":           map[string]any{},
+				"examples":             []any{map[string]any{}},
+			}),
+			Playbook: json.RawMessage(`{"version":1,"description":"Conciliação de um extrato e de recebíveis enviados como arquivos","steps":[
+				{"id":"extrato","type":"parse_statement","title":"Ler o extrato (arquivo 1)","params":{"source":{"file_index":0}}},
+				{"id":"categorias","type":"categorize","title":"Categorizar os lançamentos"},
+				{"id":"conciliacao","type":"reconcile","title":"Conciliar os recebíveis (arquivo 2)","params":{"receivables":{"file_index":1},"date_window_days":3,"tolerance_cents":100}},
+				{"id":"resumo","type":"summarize","title":"Resumir","params":{"language":"pt-BR"}},
+				{"id":"arquivo","type":"write_output","title":"Gerar conciliacao.csv","params":{"content":"reconciliation","format":"csv","filename":"conciliacao.csv","separator":";"}}
+			]}`),
+		},
+		{
 			Name:        "Conciliação diária",
 			Description: "Confere os recebíveis esperados (boletos, faturas) com os créditos do extrato bancário e aponta o que não entrou e o que entrou sem estar previsto.",
 			Instructions: "Leia o extrato em CSV, categorize os lançamentos, concilie cada recebível com no máximo um crédito " +
@@ -120,6 +148,33 @@ func exampleTasks(plan plans.Plan) []store.Task {
 	}
 	return tasks
 }
+
+// uploadedReconciliationTask is the name of the example task that reads
+// uploaded files.
+const uploadedReconciliationTask = "Conciliação de arquivos enviados"
+
+// exampleFile is an input file an example task's example runs on.
+type exampleFile struct {
+	Name, ContentType, Content string
+}
+
+// exampleFiles are the input files of each example task that reads files,
+// in input_file_ids order: the same statement and receivables as the
+// inline "Conciliação diária", as a bank and a spreadsheet export them.
+var exampleFiles = map[string][]exampleFile{
+	uploadedReconciliationTask: {
+		{Name: "extrato.csv", ContentType: "text/csv", Content: exampleStatementCSV},
+		{Name: "recebiveis.csv", ContentType: "text/csv", Content: exampleReceivablesCSV},
+	},
+}
+
+// exampleReceivablesCSV is exampleReceivables as a spreadsheet exports it.
+const exampleReceivablesCSV = `id;pagador;vencimento;valor
+F-1001;ACME Comercio Ltda;02/03/2026;1.500,00
+F-1002;Beta Servicos;01/03/2026;2.350,00
+F-1003;Gama Industria;04/03/2026;980,00
+F-1004;Epsilon Ltda;05/03/2026;1.200,00
+`
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

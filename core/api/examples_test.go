@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -73,6 +74,12 @@ func runExample(t *testing.T, task store.Task, input json.RawMessage, answers ma
 	sink := &exampleSink{files: map[string][]byte{}}
 	job := &agent.Job{ExecutionID: "exe_example", TaskID: "tsk_example", OrgID: "org_example",
 		Playbook: task.Playbook, Input: input, MaxCostCents: task.MaxCostCents}
+	for i, f := range exampleFiles[task.Name] {
+		job.Files = append(job.Files, agent.InputFile{
+			ID: fmt.Sprintf("file_%032x", 1000+i), Filename: f.Name, ContentType: f.ContentType, Size: int64(len(f.Content)),
+			Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(f.Content)), nil },
+		})
+	}
 	for range 5 {
 		out, err := r.Run(context.Background(), job, sink)
 		if err != nil {
@@ -103,7 +110,7 @@ func runExample(t *testing.T, task store.Task, input json.RawMessage, answers ma
 func checkExampleOutput(t *testing.T, name string, out *agent.Outcome, files map[string][]byte) {
 	t.Helper()
 	switch name {
-	case "Conciliação diária":
+	case "Conciliação diária", uploadedReconciliationTask: // the same data, inline or uploaded
 		rows := readCSV(t, files["conciliacao.csv"])
 		status := map[string]string{}
 		for _, r := range rows[1:] {

@@ -49,6 +49,10 @@ type Options struct {
 	// SkipDrain, when closed, ends a drain delay in progress at once (kadu
 	// serve closes it on a second signal). Nil: the delay runs its course.
 	SkipDrain <-chan struct{}
+	// TokenCommand is the command line that mints a token this server
+	// accepts, named in the ready banner (kadu serve: its own path and the
+	// configuration flags it was given). Default DefaultTokenCommand.
+	TokenCommand string
 	// Tracing adjusts the trace pipeline (tests: a short batch delay).
 	// The endpoint and the rest come from cfg.Tracing and OTEL_*.
 	Tracing tracing.Options
@@ -254,6 +258,9 @@ func (a *App) mountAuth(opts Options) (*auth.Verifier, error) {
 		vo.OrgClaim, vo.RoleClaim, vo.ScopeClaim = "", "", ""
 		// A client may type localhost or [::1] instead of 127.0.0.1.
 		vo.Audiences = append(vo.Audiences, cfg.MCPURLAliases()...)
+		// A token minted for another --addr or public URL is signed with
+		// the same key but names another issuer: say how to mint a match.
+		vo.IssuerHint = "mint a matching token with kadu token run with the same --config, --addr and --public-url as kadu serve"
 		a.log.Info("embedded development authorization server mounted; configure auth.issuer for production",
 			slog.String("issuer", cfg.IssuerURL()))
 	}
@@ -379,18 +386,23 @@ func (a *App) serveOn(ctx context.Context, pub, adm net.Listener, stdout io.Writ
 	go func() { errc <- public.Serve(pub) }()
 	go func() { errc <- admin.Serve(adm) }()
 
-	fmt.Fprintf(stdout, "Kadu MCP endpoint: %s\n", a.cfg.MCPURL())
-	if a.cfg.Auth.Issuer == "" {
-		fmt.Fprintf(stdout, "Sign-in: embedded development authorization server at %s (loopback only)\n", a.cfg.PublicOrigin())
-	}
-	fmt.Fprintf(stdout, "Admin: http://%s/healthz, /readyz, /metrics\n", adm.Addr())
 	a.log.Info("listening", slog.String("addr", pub.Addr().String()), slog.String("admin_addr", adm.Addr().String()))
+	// The banner (banner.go) waits for readiness; it is done before the
+	// store closes below.
+	annCtx, stopAnnounce := context.WithCancel(ctx)
+	announced := make(chan struct{})
+	go func() {
+		defer close(announced)
+		a.announceReady(annCtx, pub.Addr(), adm.Addr(), stdout)
+	}()
 
 	var serveErr error
 	select {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
+	stopAnnounce()
+	<-announced
 	a.draining.Store(true)
 	if serveErr == nil && errors.Is(context.Cause(ctx), ErrTerminated) && h.DrainDelay > 0 {
 		// Keep accepting, so that a load balancer that has not yet seen
@@ -431,6 +443,10 @@ func (a *App) waitDrain(d time.Duration, errc <-chan error) error {
 
 // Run builds Kadu from cfg and serves it until ctx is done.
 func Run(ctx context.Context, cfg *config.Config, opts Options, stdout io.Writer) error {
+	// Before New, which opens the store and compiles the bundles: the one
+	// slow step of a first start, silent otherwise.
+	fmt.Fprintf(stdout, "Starting Kadu: opening the store and loading the bundles (first start: compiling them takes a few seconds; cached in %s afterwards)\n",
+		cfg.PluginCacheDir())
 	a, err := New(ctx, cfg, opts)
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -78,6 +77,7 @@ type testServer struct {
 	baseURL string
 	catalog *e2eCatalog
 	logs    *syncBuffer // everything the server logged, at debug level
+	stdout  *syncBuffer // what Serve printed (the ready banner)
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's concurrent writers.
@@ -154,14 +154,15 @@ func serveApp(t testing.TB, mutate func(*config.Config), opts Options) *testServ
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- a.serveOn(ctx, pub, adm, io.Discard) }()
+	stdout := &syncBuffer{}
+	go func() { done <- a.serveOn(ctx, pub, adm, stdout) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &testServer{cfg: &cfg, app: a, baseURL: cfg.PublicURL, logs: logs}
+	return &testServer{cfg: &cfg, app: a, baseURL: cfg.PublicURL, logs: logs, stdout: stdout}
 }
 
 // signIn returns an OAuth handler of the official Go SDK that registers

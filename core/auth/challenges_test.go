@@ -27,7 +27,9 @@ func TestTokenDefectsChallenges(t *testing.T) {
 		wantScopes []string // on success
 	}{
 		{name: "wrong audience", token: sign(t, keys.rsa, "at+jwt", with(func(c map[string]any) { c["aud"] = "https://other.example/mcp" })), wantHeader: wantInvalid},
-		{name: "wrong issuer", token: sign(t, keys.rsa, "at+jwt", with(func(c map[string]any) { c["iss"] = "https://evil.example" })), wantHeader: wantInvalid},
+		{name: "wrong issuer", token: sign(t, keys.rsa, "at+jwt", with(func(c map[string]any) { c["iss"] = "https://evil.example" })),
+			// Both issuers are public: the client learns which one to ask.
+			wantHeader: wantInvalid + `, error_description="issued by https://evil.example, not by this server's issuer https://issuer.example"`},
 		{name: "expired", token: sign(t, keys.rsa, "at+jwt", with(func(c map[string]any) { c["exp"] = now.Add(-time.Minute).Unix() })), wantHeader: wantInvalid},
 		{name: "alg none", token: unsignedToken(t, baseClaims("https://issuer.example", now)), wantHeader: wantInvalid},
 		{name: "HS256 with the public key as secret", token: hmacWithPublicKey(t, keys.rsa, baseClaims("https://issuer.example", now)), wantHeader: wantInvalid},

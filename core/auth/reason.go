@@ -47,8 +47,10 @@ var reasonTexts = []struct {
 	reason string
 	texts  []string
 }{
+	// issuer first: its description quotes the token's "iss", which may
+	// say anything.
+	{"issuer", []string{"issued by a different provider", "not by this server's issuer"}},
 	{"audience", []string{"audience"}},
-	{"issuer", []string{"issued by a different provider"}},
 	{"signature", []string{"verify signature", "verifies the signature"}},
 	{"not_yet_valid", []string{"not valid before", "issued in the future", "before the nbf"}},
 	{"lifetime", []string{"exceeds the cap", "expires before it was issued"}},

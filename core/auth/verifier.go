@@ -106,6 +106,12 @@ type Options struct {
 	// by an unknown "kid" (or a failed fetch). Default 10s.
 	MinRefetchInterval time.Duration
 
+	// IssuerHint tells the holder of a token another issuer signed how to
+	// get one from Issuer (the embedded development issuer: which command
+	// mints it). It is sent in the 401: appended to error_description and as
+	// the API body's hint. Default: sign in again through the metadata.
+	IssuerHint string
+
 	// Logger receives key-fetch events; never a token. Default: discard.
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -131,6 +137,7 @@ type Verifier struct {
 	roleClaim    string
 	scopeClaim   string
 	requireATJWT bool
+	issuerHint   string
 	maxLifetime  time.Duration
 	skew         time.Duration
 	now          func() time.Time
@@ -200,6 +207,7 @@ func NewVerifier(opts Options) (*Verifier, error) {
 		roleClaim:    cmp.Or(opts.RoleClaim, DefaultRoleClaim),
 		scopeClaim:   cmp.Or(opts.ScopeClaim, DefaultScopeClaim),
 		requireATJWT: opts.RequireATJWT,
+		issuerHint:   opts.IssuerHint,
 		maxLifetime:  cmp.Or(opts.MaxTokenLifetime, DefaultMaxTokenLifetime),
 		skew:         cmp.Or(opts.ClockSkew, DefaultClockSkew),
 		now:          opts.Now,
@@ -236,7 +244,10 @@ func NewVerifier(opts Options) (*Verifier, error) {
 	v.oidc = oidc.NewVerifier(opts.Issuer, keySet, &oidc.Config{
 		// Audience is checked by Verify itself, to accept a trailing-slash
 		// variant of the resource and the extra Audiences.
-		SkipClientIDCheck:    true,
+		SkipClientIDCheck: true,
+		// Issuer is checked by Verify itself, after the signature, so that
+		// the refusal can name both issuers (wrongIssuer).
+		SkipIssuerCheck:      true,
 		SupportedSigningAlgs: algNames,
 		// go-oidc has no leeway on exp: shifting its clock back by the skew
 		// accepts a token up to ClockSkew after it expired.
@@ -308,6 +319,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
+	if tok.Issuer != v.issuer {
+		return nil, v.wrongIssuer(tok.Issuer)
+	}
 	if !v.audienceOK(tok.Audience) {
 		return nil, invalid("audience %s does not contain the resource", clipList(tok.Audience))
 	}
@@ -322,6 +336,25 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 		return nil, err
 	}
 	return v.principal(tok, claims)
+}
+
+// errWrongIssuer is the logged cause of a token whose "iss" is not the
+// configured issuer.
+var errWrongIssuer = errors.New("issuer mismatch")
+
+// wrongIssuer refuses a token with a valid signature whose "iss" is
+// another issuer's — typically one `kadu token` minted for another --addr
+// or public URL, signed with the same development key. Both issuers are
+// public (the metadata names this one; the caller sent the other), so the
+// 401 says which was expected and how to get a matching token.
+func (v *Verifier) wrongIssuer(got string) error {
+	desc := fmt.Sprintf("issued by %s, not by this server's issuer %s", clip(got), v.issuer)
+	hint := "Get a new access token from " + v.issuer + " (sign in again: the resource_metadata URL in WWW-Authenticate names it), then retry."
+	if v.issuerHint != "" {
+		desc += "; " + v.issuerHint
+		hint = strings.ToUpper(v.issuerHint[:1]) + v.issuerHint[1:] + ", then retry."
+	}
+	return &describedError{desc: desc, hint: hint, err: errWrongIssuer}
 }
 
 // checkType applies the header half of the ID-token rule.

@@ -41,11 +41,15 @@ func getReconcile(c *kadu.Call, args map[string]string) (*kadu.PromptResult, err
 	fmt.Fprintf(&b, "Reconcile my bank statement (file %s) with my receivables (file %s) in Kadu:\n\n", statement, receivables)
 	b.WriteString("1. Check that both files below have status ready; if not, tell me to finish the upload " +
 		"(kadu_files_create, the upload, then kadu_files_confirm).\n" +
-		"2. Find the reconciliation task: kadu_tasks_list with q \"concilia\" or \"reconcil\", then kadu_tasks_get; " +
-		"its playbook must have a parse_statement and a reconcile step (kobana://kadu/playbooks explains them). " +
-		"If there are several, or none, ask me.\n" +
-		"3. Build the input from the task's input_schema and run it with kadu_tasks_run, giving input_file_ids " +
-		"in the order its playbook reads them (file_index), and an idempotency_key.\n" +
+		"2. Find the task that reconciles uploaded files: kadu_tasks_list with q \"arquivos enviados\" (every " +
+		"organisation starts with the example task \"Conciliação de arquivos enviados\"), else with q \"concilia\" " +
+		"or \"reconcil\"; then kadu_tasks_get. Its playbook must read the statement and the receivables from input " +
+		"files: a parse_statement and a reconcile step whose source is file_index, file_name or file_id_pointer " +
+		"(kobana://kadu/playbooks explains them); a task whose input_schema asks for the statement's text does not " +
+		"read files. If there are several such tasks, or none, ask me.\n" +
+		"3. Run it with kadu_tasks_run: input_file_ids in the order its playbook reads them (file_index; the " +
+		"example task reads [statement, receivables]), input built from its input_schema (the example task's is " +
+		"empty: {}), and an idempotency_key.\n" +
 		"4. Follow the execution with kadu_executions_get; answer any waiting_input question with me " +
 		"(kadu_executions_continue) and wait for my decision on any approval.\n" +
 		"5. Report: how many entries matched, which did not (on either side), the totals, the cost, and " +

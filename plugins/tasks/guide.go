@@ -23,6 +23,12 @@ you see depends on your role and your token's scopes.
 
 ## 2. Upload the files it needs
 
+A task reads files only when its playbook's sources say so (` + "`file_index`" + `, ` + "`file_name`" + ` or
+` + "`file_id_pointer`" + `); one whose input_schema asks for a statement's text takes that text in ` + "`input`" + `
+instead. Every organisation starts with the task "Conciliação de arquivos enviados", which reconciles an uploaded
+statement (CSV or OFX) with uploaded receivables (CSV or JSON): ` + "`input`" + ` is ` + "`{}`" + ` and
+` + "`input_file_ids`" + ` is [statement, receivables].
+
 No tool carries file contents. Uploading is three moves:
 
 1. ` + "`kadu_files_create`" + ` with the filename, media type and size (and the SHA-256 if you have it).

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,7 +80,8 @@ func TestBinaryServesFromAnyDirectory(t *testing.T) {
 	serve := exec.Command(bin, "serve", "--addr", addr, "--admin-addr", admin)
 	serve.Dir, serve.Env = cwd, env
 	var stderr strings.Builder
-	serve.Stderr = &stderr
+	stdout := &lockedBuffer{}
+	serve.Stderr, serve.Stdout = &stderr, stdout
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +113,13 @@ func TestBinaryServesFromAnyDirectory(t *testing.T) {
 		t.Errorf("/readyz = %s; want the bundles check ok with 4 loaded", ready)
 	}
 
+	// The ready banner names the token command to paste: this one.
+	wantBanner := "Access token: " + bin + " token --addr " + addr + "   "
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stdout.String(), wantBanner); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("kadu serve's stdout lacks %q once ready:\n%s", wantBanner, stdout.String())
+		}
+	}
 	tok := exec.Command(bin, "token", "--addr", addr)
 	tok.Dir, tok.Env = cwd, env
 	token, err := tok.Output()
@@ -121,4 +130,22 @@ func TestBinaryServesFromAnyDirectory(t *testing.T) {
 	if len(names) != 31 {
 		t.Fatalf("tools/list from a server started in another directory lists %d tools, want 31: %v", len(names), names)
 	}
+}
+
+// lockedBuffer collects a child's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

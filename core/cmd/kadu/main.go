@@ -26,6 +26,7 @@ func main() {
 	privateUmask()
 	root := newRootCmd(deps{
 		version: buildVersion(),
+		self:    os.Args[0],
 		run:     app.Run,
 		mint:    app.MintDevToken,
 		migrate: app.Migrate,

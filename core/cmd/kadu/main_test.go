@@ -20,6 +20,7 @@ type fake struct {
 	runCalls  int
 	runCfg    *config.Config
 	runVer    string
+	runOpts   app.Options
 	runCtxErr error // ctx.Err() when run was called
 	runCtxOK  bool
 	mintCalls int
@@ -33,10 +34,11 @@ type fake struct {
 func (f *fake) deps() deps {
 	return deps{
 		version: "v9.9.9-test",
+		self:    "./bin/kadu",
 		run: func(ctx context.Context, cfg *config.Config, opts app.Options, stdout io.Writer) error {
 			f.runCalls++
 			f.runCtxOK, f.runCtxErr = ctx != nil, ctx.Err()
-			f.runCfg, f.runVer = cfg, opts.Version
+			f.runCfg, f.runVer, f.runOpts = cfg, opts.Version, opts
 			return nil
 		},
 		mint: func(cfg *config.Config, opts app.TokenOptions) (string, error) {

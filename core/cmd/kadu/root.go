@@ -16,6 +16,7 @@ import (
 // and mint so that no server starts.
 type deps struct {
 	version string
+	self    string // the program as invoked (os.Args[0]), for commands the server suggests
 	run     func(ctx context.Context, cfg *config.Config, opts app.Options, stdout io.Writer) error
 	mint    func(cfg *config.Config, opts app.TokenOptions) (string, error)
 	migrate func(ctx context.Context, cfg *config.Config, log *slog.Logger) error

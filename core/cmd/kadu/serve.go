@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -52,8 +53,9 @@ executions go back to the queue.`,
 			ctx, skipDrain, stop := stopOnSignals(cmd.Context())
 			defer stop()
 			opts := app.Options{
-				SkipDrain: skipDrain,
-				Version:   d.version,
+				SkipDrain:    skipDrain,
+				Version:      d.version,
+				TokenCommand: tokenCommand(d.self, cmd),
 				// Bundle reloads (SIGHUP, file changes, the admin endpoint)
 				// read the same file, environment and flags again.
 				ReloadConfig: func() (*config.Config, error) { return loadConfig(cmd) },
@@ -68,6 +70,39 @@ executions go back to the queue.`,
 	}
 	addConfigFlags(cmd, sharedConfigFlags, serveConfigFlags)
 	return cmd
+}
+
+// tokenCommand is the `kadu token` command line whose tokens this serve
+// accepts, for the ready banner: the same program and the configuration
+// flags that decide the issuer, audience and signing keys (--config,
+// --data-dir, --addr, --public-url, --mcp-path), as the user set them.
+// KADU_* variables stay in the environment the two commands share.
+func tokenCommand(self string, cmd *cobra.Command) string {
+	if self == "" || !strings.ContainsRune(self, '/') {
+		self = "kadu" // found on PATH, or unknown
+	}
+	parts := []string{shellWord(self), "token"}
+	fs := cmd.Flags()
+	if fs.Changed("config") {
+		v, _ := fs.GetString("config")
+		parts = append(parts, "--config", shellWord(v))
+	}
+	for _, f := range sharedConfigFlags {
+		if f.name != "admin-addr" && fs.Changed(f.name) {
+			v, _ := fs.GetString(f.name)
+			parts = append(parts, "--"+f.name, shellWord(v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but plain
+// path and address characters.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // stopOnSignals returns a context cancelled by the first SIGINT or SIGTERM —

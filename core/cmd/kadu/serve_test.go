@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,5 +81,42 @@ func TestServeConfigFile(t *testing.T) {
 	}
 	if f.runCalls != 0 {
 		t.Fatal("run called")
+	}
+}
+
+// TestServeNamesTheMatchingTokenCommand: the ready banner's token command
+// carries the flags that decide issuer, audience and keys — as given, so
+// that pasting it mints a token this server accepts — and not the others.
+func TestServeNamesTheMatchingTokenCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir() + "/my data"
+	cfgFile := emptyConfig(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"defaults", nil, "./bin/kadu token"},
+		{"listener flags", []string{"--addr", "127.0.0.1:9000", "--admin-addr", "127.0.0.1:9001", "--log-level", "debug"},
+			"./bin/kadu token --addr 127.0.0.1:9000"},
+		{"everything that decides the token", []string{"--config", cfgFile, "--data-dir", dir, "--public-url", "http://localhost:9000", "--mcp-path", "/v1/mcp"},
+			"./bin/kadu token --config " + cfgFile + " --data-dir '" + dir + "' --public-url http://localhost:9000 --mcp-path /v1/mcp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := &fake{}
+			args := append([]string{"serve"}, tt.args...)
+			if !slices.Contains(tt.args, "--config") {
+				args = append(args, "--config", cfgFile)
+				tt.want = strings.Replace(tt.want, "token", "token --config "+cfgFile, 1)
+			}
+			if _, _, err := execute(t, f, args...); err != nil {
+				t.Fatal(err)
+			}
+			if f.runOpts.TokenCommand != tt.want {
+				t.Errorf("TokenCommand = %q\nwant          %q", f.runOpts.TokenCommand, tt.want)
+			}
+		})
 	}
 }
