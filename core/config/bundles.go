@@ -19,16 +19,16 @@ import (
 func firstPartyBundles() map[string]Bundle {
 	return map[string]Bundle{
 		"tasks": firstParty("tasks",
-			"d99b640af1f26cc2079e97af1773353b49d5e9ed29ba45740c9c9da2f9710c94", // pin:tasks
+			"368d4665bd69cce1735e76d3264c2113f19c47106357bc0f0664f0d07c21d8cb", // pin:tasks
 		),
 		"executions": firstParty("executions",
-			"b40e4e1fe2af5c045aeb98a45a042b0c38aa6b21e4988097a7c7ce8c8b6dba1b", // pin:executions
+			"b3ef0d1d5f05ce89f5663e5e164edaf2c9d6ab49d830276c93e1fcee01f9dc2d", // pin:executions
 		),
 		"files": firstParty("files",
-			"b1b720218bcaaf4ad804a8020483d031ff942204bc68991470e8ad439f376f57", // pin:files
+			"5d08939fc2ca159f46d720625ca92f618905e6ece0d681831e7d78641e5efc16", // pin:files
 		),
 		"webhooks": firstParty("webhooks",
-			"113a2017fe12e9d9ee214bc9aa58ac07149e069963293febcd5307fcc60795f8", // pin:webhooks
+			"ff3deb36fd07b09db69e7a051afbac85bbafb9a531246135c7a3a2de82ec7552", // pin:webhooks
 		),
 	}
 }
