@@ -19,7 +19,7 @@ func init() {
 	kadu.Register(kadu.Bundle{Name: "assisttest", Version: "1.0.0", Routes: []string{"GET /api/v1/tasks"}},
 		kadu.ResourceTemplate{URITemplate: "kobana://x/{id}", Name: "x",
 			Access: kadu.Access{MinRole: kadu.RoleViewer, Scope: kadu.ScopeRead},
-			Read: func(*kadu.Call, string, map[string]string) ([]kadu.ResourceContents, error) { return nil, nil }},
+			Read:   func(*kadu.Call, string, map[string]string) ([]kadu.ResourceContents, error) { return nil, nil }},
 		kadu.Completion{Complete: func(c *kadu.Call, req kadu.CompleteRequest) (kadu.CompleteResult, error) {
 			return Complete(c, "/api/v1/tasks", IDPrefix(req.Argument.Value), ItemID)
 		}})
