@@ -93,7 +93,7 @@ func TestRateLimitSharedAcrossProcesses(t *testing.T) {
 		t.Skip("builds the binary and starts two servers")
 	}
 	bin := buildKadu(t)
-	dsn := pgtest.New(t).NewDatabase(t)
+	dsn := pgtest.Shared(t).NewDatabase(t)
 	addr1, addr2 := freeAddr(t), freeAddr(t)
 	cfgFile := writeConfig(t, "log:\n  level: error\n"+noBundles)
 	env := append(os.Environ(),
