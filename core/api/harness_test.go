@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +30,7 @@ import (
 // directory and the test process's PostgreSQL cluster (pgtest), one
 // database per test.
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 // forEachBackend runs each test on each back-end, in parallel, each on its
 // own database.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ import (
 // and, for kadu_tasks_run, creates the execution in the store, so that
 // "nothing ran" is checked both in Next and in the store.
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 // forEachBackend runs each test on each back-end, in parallel, each with
 // its own harness.

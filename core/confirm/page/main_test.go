@@ -1,6 +1,7 @@
 package page
 
 import (
+	"os"
 	"testing"
 
 	"github.com/kobana/kadu/core/store/pgtest"
@@ -8,4 +9,4 @@ import (
 
 // TestMain stops the PostgreSQL cluster the tests of this package share
 // (pgtest.Shared) once they are done.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }

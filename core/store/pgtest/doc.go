@@ -18,10 +18,10 @@
 // It must not: be imported by production code, or skip when the binaries
 // are missing (New fails the test with what to install; CI has them).
 //
-// Typical use: one cluster per test process (Shared, stopped by Main from
+// Typical use: one cluster per test process (Shared, stopped by Run from
 // TestMain), one database per test:
 //
-//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 //
 //	func TestPostgres(t *testing.T) {
 //		dsn := pgtest.Shared(t).NewDatabase(t) // dropped by t.Cleanup

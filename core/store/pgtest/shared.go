@@ -27,7 +27,7 @@ var shared struct {
 // Shared returns the cluster of this test process, starting it on first
 // use (or connecting to PGTEST_DSN), and fails tb with what went wrong if
 // it cannot. Tests take databases from it with NewDatabase; none may stop
-// it. Call Main from TestMain so that it is stopped when the tests end; a
+// it. Call Run from TestMain so that it is stopped when the tests end; a
 // process that exits without stopping it takes the server with it (the
 // parent-death signal), and the next Start removes its directory.
 func Shared(tb testing.TB) *Cluster {
@@ -35,7 +35,7 @@ func Shared(tb testing.TB) *Cluster {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.stopped {
-		tb.Fatal("pgtest: Shared after Main stopped the shared cluster")
+		tb.Fatal("pgtest: Shared after Run stopped the shared cluster")
 	}
 	if shared.c == nil && shared.err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), initdbTimeout+readyTimeout)
@@ -48,11 +48,11 @@ func Shared(tb testing.TB) *Cluster {
 	return shared.c
 }
 
-// Main runs the tests of m, stops the shared cluster if one was started,
-// and exits with the tests' status. Use it as the whole of TestMain:
+// Run runs the tests of m, stops the shared cluster if one was started,
+// and returns the exit code for os.Exit. Use it in TestMain:
 //
-//	func TestMain(m *testing.M) { pgtest.Main(m) }
-func Main(m *testing.M) {
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+func Run(m *testing.M) int {
 	code := m.Run()
 	if err := stopShared(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,7 +60,7 @@ func Main(m *testing.M) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 func stopShared() error {

@@ -1,12 +1,13 @@
 package pgtest
 
 import (
+	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 )
 
-func TestMain(m *testing.M) { Main(m) }
+func TestMain(m *testing.M) { os.Exit(Run(m)) }
 
 // TestShared: every caller in the process gets the one cluster, and each
 // database taken from it is usable and its own.

@@ -12,7 +12,7 @@ import (
 // Backend is one store back-end that packages above the store (core/api,
 // core/confirm) run their tests on: SQLite in a temporary directory, or a
 // database of its own on the test process's shared PostgreSQL cluster
-// (pgtest.Shared; a package that uses it stops it with pgtest.Main).
+// (pgtest.Shared; a package that uses it stops it with pgtest.Run).
 type Backend struct {
 	Name   string
 	driver string
