@@ -83,7 +83,6 @@ func waitFileError(t *testing.T, srv *testServer, want string) plugin.BundleStat
 // version in memory. A restart with the file gone serves the other
 // bundles and lists the broken one as failed.
 func TestBundleFileBrokenWhileServing(t *testing.T) {
-	t.Parallel() // a heavy end-to-end test on a server of its own: see parallel_test.go
 	path, sha := fixtureCopy(t)
 	configure := withFixture(t, path, sha, false)
 	srv := serveApp(t, configure, Options{Version: "test"})

@@ -90,7 +90,6 @@ func mcpCallAs(t testing.TB, srv *testServer, token, capabilities, method, name,
 // TestFirstPartyBundlesServe loads the four first-party bundles, pinned as
 // the default configuration pins them, and calls through each over HTTP.
 func TestFirstPartyBundlesServe(t *testing.T) {
-	t.Parallel() // a heavy end-to-end test on a server of its own: see parallel_test.go
 	srv := startProduct(t, config.DriverSQLite)
 	token, err := MintDevToken(srv.cfg, TokenOptions{OrgID: "org_bundles"})
 	if err != nil {

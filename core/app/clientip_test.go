@@ -14,7 +14,6 @@ import (
 // sending X-Forwarded-For; with the loopback peer trusted, each forwarded
 // client has its own bucket, over REST and MCP alike.
 func TestTrustedProxiesOverHTTP(t *testing.T) {
-	t.Parallel() // a heavy end-to-end test on a server of its own: see parallel_test.go
 	const limit = 3
 	unauthenticated := func(t *testing.T, srv *testServer, path, xff string) int {
 		t.Helper()

@@ -109,7 +109,6 @@ func TestOfficialConformanceSuite(t *testing.T) {
 // plain tool, a two-round tool whose state the host seals, the -32021 an
 // era-2025 client gets, and a tampered requestState.
 func TestConformanceConfigServesFixtures(t *testing.T) {
-	t.Parallel() // a heavy end-to-end test on a server of its own: see parallel_test.go
 	if b, ok := config.Defaults().Plugins.Bundles["conformance"]; ok && b.Enabled {
 		t.Fatal("the built-in defaults enable the conformance bundle; only config/conformance.yaml may (SPEC §14)")
 	}

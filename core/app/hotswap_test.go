@@ -333,7 +333,6 @@ func loopbackClient(conns int) *http.Client {
 // corrupt and a mis-pinned build: no call may fail, both versions must
 // answer, and a refused build must leave the loaded version serving.
 func TestHotSwapOverHTTP(t *testing.T) {
-	t.Parallel() // a heavy end-to-end test on a server of its own: see parallel_test.go
 	v1, v2 := buildSwap(t, "v1", "1.0.0"), buildSwap(t, "v2", "2.0.0")
 	srv, rl := startSwapServer(t, v1, v2)
 	const callers = 4

@@ -25,7 +25,6 @@ import (
 // operator alerts on are there with their labels, and that nothing from a
 // request (token, organisation, ids, body text) leaked into them.
 func TestMetricsEndToEnd(t *testing.T) {
-	t.Parallel() // a heavy end-to-end test on a server of its own: see parallel_test.go
 	fx := newToolsFixture(t, config.DriverSQLite)
 	const org = "org_metrics_secret_acme"
 	admin := fx.as(t, TokenOptions{OrgID: org, Role: "admin", Subject: "ana_metrics"})
