@@ -9,6 +9,9 @@ import (
 	"github.com/kobana/kadu/core/store/pgtest"
 )
 
+// The back-ends below serve the packages above the store, whose own tests
+// run on each of them; the suite of this package does not use them.
+
 // Backend is one store back-end that packages above the store (core/api,
 // core/confirm) run their tests on: SQLite in a temporary directory, or a
 // database of its own on the test process's shared PostgreSQL cluster

@@ -1,7 +1,6 @@
 // Package storetest is the behavioural test suite of core/store. Every
 // back-end runs all of it (STYLE §7): core/store's sqlite_test.go and
-// postgres_test.go each call Run once. It also gives the packages above
-// the store the back-ends their own tests run on (Backends, EachBackend).
+// postgres_test.go each call Run once.
 //
 // It must not: reach into a back-end (it uses the public API of store, plus
 // Writer() for the placeholder check), share a database between tests, or
