@@ -442,9 +442,9 @@ func TestHotSwapOverHTTP(t *testing.T) {
 // mappings that hold compiled code return to where they were.
 //
 // It is a memory test, not a race test: under the race detector it takes
-// four to five times as long (632 s against 136 s on one loaded two-core
-// machine, where it alone outlasted ten minutes) and the detector's own
-// bookkeeping moves the heap. `go tool task test` runs it without -race, next to
+// three to five times as long (32 s against 9 s on a quiet two-core
+// machine; 632 s against 136 s on a loaded one, where it alone outlasted
+// ten minutes) and the detector's own bookkeeping moves the heap. `go tool task test` runs it without -race, next to
 // TestPluginMemoryBudgetOverHTTP; TestHotSwapOverHTTP covers reloads under
 // concurrent calls with the race detector.
 func TestReloadLoopOverHTTPDoesNotLeak(t *testing.T) {
