@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/kobana/kadu/core/store"
+	"github.com/kobana/kadu/core/store/storetest"
 )
 
 // BenchmarkGetExecution measures GET /api/v1/executions/{id} end to end
 // over loopback HTTP: auth middleware, organisation lookup (cached), role ×
 // scope, one store read, rendering.
 func BenchmarkGetExecution(b *testing.B) {
-	for _, be := range backends() {
-		b.Run(be.name, func(b *testing.B) {
-			e := newEnv(b, be.open(b), nil)
+	for _, be := range storetest.Backends() {
+		b.Run(be.Name, func(b *testing.B) {
+			e := newEnv(b, be.Open(b, store.Options{MaxConns: 8}), nil)
 			org := newOrg()
 			tok := e.token(viewer(org))
 			task := e.createTask(e.token(owner(org)), "t", nil)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/store"
+	"github.com/kobana/kadu/core/store/storetest"
 )
 
 func TestFiles(t *testing.T) {
@@ -586,10 +587,10 @@ func FuzzSameMediaType(f *testing.F) {
 // /files/{id}/confirm, which reads the content back to measure its
 // SHA-256. Bytes are the file's size.
 func BenchmarkFileConfirm(b *testing.B) {
-	for _, be := range backends() {
+	for _, be := range storetest.Backends() {
 		for _, size := range []int{4 << 10, 1 << 20} {
-			b.Run(fmt.Sprintf("%s/%dKiB", be.name, size>>10), func(b *testing.B) {
-				fe := newFileEnv(b, be.open(b))
+			b.Run(fmt.Sprintf("%s/%dKiB", be.Name, size>>10), func(b *testing.B) {
+				fe := newFileEnv(b, be.Open(b, store.Options{MaxConns: 8}))
 				tok := fe.token(writer(newOrg()))
 				data := bytes.Repeat([]byte("01/03/2026;PIX;1,00\n"), size/20+1)[:size]
 				b.SetBytes(int64(size))

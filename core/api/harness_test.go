@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,83 +22,24 @@ import (
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/store/pgtest"
+	"github.com/kobana/kadu/core/store/storetest"
 )
 
 // The API suite runs over real HTTP (httptest, Echo, the real
 // Authenticator with a static token verifier, the Middlewares the app
-// mounts) against real stores: SQLite in a temporary directory and a
-// throwaway PostgreSQL cluster (pgtest), one database per test.
+// mounts) against real stores (storetest.Backends): SQLite in a temporary
+// directory and the test process's PostgreSQL cluster (pgtest), one
+// database per test.
 
-// cluster is the PostgreSQL server of this test binary, started on first
-// use and stopped by TestMain.
-var cluster struct {
-	once sync.Once
-	c    *pgtest.Cluster
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if cluster.c != nil {
-		_ = cluster.c.Stop()
-	}
-	os.Exit(code)
-}
-
-func pgCluster(tb testing.TB) *pgtest.Cluster {
-	tb.Helper()
-	cluster.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cluster.c, cluster.err = pgtest.Start(ctx)
-	})
-	if cluster.err != nil {
-		tb.Fatalf("starting PostgreSQL: %v", cluster.err)
-	}
-	return cluster.c
-}
-
-// backend opens a new, empty store for one test.
-type backend struct {
-	name string
-	open func(tb testing.TB) *store.DB
-}
-
-func backends() []backend {
-	return []backend{
-		{"sqlite", func(tb testing.TB) *store.DB {
-			return openStore(tb, store.Options{Driver: store.DriverSQLite, DSN: filepath.Join(tb.TempDir(), "kadu.db")})
-		}},
-		{"postgres", func(tb testing.TB) *store.DB {
-			return openStore(tb, store.Options{Driver: store.DriverPostgres, DSN: pgCluster(tb).NewDatabase(tb), MaxConns: 8})
-		}},
-	}
-}
-
-func openStore(tb testing.TB, opts store.Options) *store.DB {
-	tb.Helper()
-	db, err := store.Open(context.Background(), opts)
-	if err != nil {
-		tb.Fatalf("store.Open: %v", err)
-	}
-	tb.Cleanup(func() { _ = db.Close() })
-	return db
-}
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 // forEachBackend runs each test on each back-end, in parallel, each on its
 // own database.
 func forEachBackend(t *testing.T, tests map[string]func(t *testing.T, db *store.DB)) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			for name, fn := range tests {
-				t.Run(name, func(t *testing.T) {
-					t.Parallel()
-					fn(t, b.open(t))
-				})
-			}
-		})
-	}
+	t.Helper()
+	storetest.EachBackend(t, tests, func(t *testing.T, b storetest.Backend) *store.DB {
+		return b.Open(t, store.Options{MaxConns: 8})
+	})
 }
 
 // testQueue records what the API asks of the queue and inserts nothing: the

@@ -20,7 +20,7 @@ func useDriver(tb testing.TB, c *config.Config, driver string) {
 	if driver != config.DriverPostgres {
 		return
 	}
-	cluster := pgtest.New(tb)
+	cluster := pgtest.Shared(tb)
 	c.Store.Driver, c.Store.DSN = config.DriverPostgres, config.DSN(cluster.NewDatabase(tb))
 	c.API.SigningKey = "0123456789abcdef0123456789abcdef-test" // replicas share it
 	// Local blobs and the embedded issuer: replicas in one test process

@@ -1,20 +1,16 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/kobana/kadu/core/config"
+	"github.com/kobana/kadu/core/internal/browsertest"
 )
 
 // TestApprovalPageInChromium runs the product as shipped (first-party
@@ -27,11 +23,7 @@ import (
 // page's screenshot goes to docs/clients/approval-page.png with
 // UPDATE_SCREENSHOTS=1, else to the test's temporary directory.
 func TestApprovalPageInChromium(t *testing.T) {
-	exe := chromiumPath()
-	if exe == "" {
-		t.Skip("no Chromium binary found (looked for chromium, chromium-browser, google-chrome): " +
-			"install it with `apt-get update && apt-get install -y chromium`, or set CHROMIUM_PATH")
-	}
+	browser := browsertest.Start(t)
 	srv := startProduct(t, config.DriverSQLite)
 	if !pageMounted(t, srv) {
 		t.Fatal("GET /approve/{id} does not answer the approval page's HTML")
@@ -71,56 +63,20 @@ func TestApprovalPageInChromium(t *testing.T) {
 		t.Fatalf("%d executions before anyone approved, want 0", n)
 	}
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(900, 1000),
-			chromedp.UserDataDir(t.TempDir()))...)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browser); err != nil { // starts Chromium; no timeout on this context
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	ctx, cancel := context.WithTimeout(browser, time.Minute)
-	defer cancel()
-
-	must(t, "open the approval link and approve the sign-in", chromedp.Do(ctx,
-		chromedp.Navigate(link.URL),
-		chromedp.WaitVisible(chromedp.CSS(`button[value="approve"]`)),
-		chromedp.Click(chromedp.CSS(`button[value="approve"]`)),
-		chromedp.WaitVisible(chromedp.ID("continue")),
-	))
-	for id, want := range map[string]string{
+	browser.SignIn(link.URL)
+	browser.WantTexts(map[string]string{
 		"what":    taskName,
 		"client":  "MCP Inspector",
 		"org":     dev.DefaultOrg,
 		"subject": dev.DefaultSubject,
-	} {
-		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))
-		must(t, "read #"+id, err)
-		if !strings.Contains(got, want) {
-			t.Errorf("#%s reads %q, want %q", id, got, want)
-		}
-	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	must(t, "screenshot", err)
-	path := screenshotPath(t, "approval-page.png")
-	must(t, "save the screenshot", os.WriteFile(path, shot, 0o644))
-	t.Logf("screenshot of the approval page: %s", path)
+	})
+	browser.Screenshot(screenshotPath(t, "approval-page.png"))
 
-	must(t, "press Continue", chromedp.Do(ctx,
-		chromedp.Click(chromedp.ID("continue")),
-		chromedp.WaitVisible(chromedp.ID("heading")),
-	))
-	heading, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("heading")))
-	must(t, "read the outcome", err)
-	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("main")))
-	must(t, "read the result", err)
+	heading, result := browser.Continue()
 	if heading != "Done" || !strings.Contains(result, "exe_") {
 		t.Fatalf("outcome: heading %q, page %q; want Done with the execution's id", heading, result)
 	}
-	shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	must(t, "screenshot", err)
-	must(t, "save the screenshot", os.WriteFile(screenshotPath(t, "approval-outcome.png"), shot, 0o644))
+	browser.Screenshot(screenshotPath(t, "approval-outcome.png"))
 
 	// The execution exists, and the model can learn so.
 	if n := executions(t, rest); n != 1 {
@@ -133,20 +89,7 @@ func TestApprovalPageInChromium(t *testing.T) {
 
 	// A second person, in a browser profile of their own, is refused.
 	other := requestApproval(t, srv, token, args)
-	second, cancelSecond := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	defer cancelSecond()
-	ctx2, cancel2 := context.WithTimeout(second, time.Minute)
-	defer cancel2()
-	must(t, "sign in as someone else", chromedp.Do(ctx2,
-		chromedp.Navigate(other.URL),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="subject"]`)),
-		chromedp.SetValue(chromedp.CSS(`input[name="subject"]`), "mallory"),
-		chromedp.Click(chromedp.CSS(`button[value="approve"]`)),
-		chromedp.WaitVisible(chromedp.ID("heading")),
-	))
-	refusal, err := chromedp.Run(ctx2, chromedp.Text(chromedp.ID("main")))
-	must(t, "read the refusal", err)
-	if !strings.Contains(refusal, "This approval is not yours") {
+	if refusal := browser.Person().SignInAs(other.URL, "mallory"); !strings.Contains(refusal, "This approval is not yours") {
 		t.Errorf("second person sees %q, want a refusal", refusal)
 	}
 	if st := approvalStatus(t, srv, token, other.ID)["status"]; st != "pending" {
@@ -236,20 +179,6 @@ func registerClient(t *testing.T, srv *testServer, name string) string {
 	return out.ClientID
 }
 
-// chromiumPath finds a Chromium or Chrome binary: CHROMIUM_PATH, then the
-// usual names on PATH. "" when there is none.
-func chromiumPath() string {
-	if p := os.Getenv("CHROMIUM_PATH"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // screenshotPath is where a screenshot named name goes: docs/clients when
 // UPDATE_SCREENSHOTS=1, else the test artifacts directory,
 // $TMPDIR/kadu-test-artifacts, kept after the run (the path is logged).
@@ -262,14 +191,5 @@ func screenshotPath(t *testing.T, name string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, name)
-	t.Logf("screenshot: %s", path)
-	return path
-}
-
-func must(t *testing.T, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	return filepath.Join(dir, name)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/store/storetest"
 )
 
 // go test -run XXX -bench . -benchmem ./core/confirm
@@ -56,7 +57,7 @@ func BenchmarkDescribe(b *testing.B) {
 // task lookup, sealing), the accepted retry that runs the fake tool once
 // (claim, run, record), and the first call that creates an approval.
 func BenchmarkCallTool(b *testing.B) {
-	h := newHarness(b, backends()[0])
+	h := newHarness(b, storetest.Backends()[0])
 	tools, _ := h.next.Tools(b.Context(), alice)
 	tool := &tools[0]
 	caps := map[string]json.RawMessage{"elicitation": json.RawMessage(`{}`)}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,85 +20,23 @@ import (
 	"github.com/kobana/kadu/core/origin"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/store/pgtest"
+	"github.com/kobana/kadu/core/store/storetest"
 )
 
 // The confirmation tests run the real protocol engine (core/mcp) in front
-// of a Confirmer, over a real store — SQLite in a temporary directory and a
-// throwaway PostgreSQL cluster (pgtest), one database per test — with a
-// fake Next catalog that records every call and, for kadu_tasks_run,
-// creates the execution in the store, so that "nothing ran" is checked
-// both in Next and in the store.
+// of a Confirmer, over a real store (storetest.Backends) — SQLite in a
+// temporary directory and the test process's PostgreSQL cluster (pgtest),
+// one database per test — with a fake Next catalog that records every call
+// and, for kadu_tasks_run, creates the execution in the store, so that
+// "nothing ran" is checked both in Next and in the store.
 
-// cluster is the PostgreSQL server of this test binary, started on first
-// use and stopped by TestMain.
-var cluster struct {
-	once sync.Once
-	c    *pgtest.Cluster
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if cluster.c != nil {
-		_ = cluster.c.Stop()
-	}
-	os.Exit(code)
-}
-
-func pgCluster(tb testing.TB) *pgtest.Cluster {
-	tb.Helper()
-	cluster.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cluster.c, cluster.err = pgtest.Start(ctx)
-	})
-	if cluster.err != nil {
-		tb.Fatalf("starting PostgreSQL: %v", cluster.err)
-	}
-	return cluster.c
-}
-
-// backend opens a new, empty store for one test, on the given clock.
-type backend struct {
-	name string
-	open func(tb testing.TB, now func() time.Time) *store.DB
-}
-
-func backends() []backend {
-	return []backend{
-		{"sqlite", func(tb testing.TB, now func() time.Time) *store.DB {
-			return openStore(tb, store.Options{Driver: store.DriverSQLite, DSN: filepath.Join(tb.TempDir(), "kadu.db"), Now: now})
-		}},
-		{"postgres", func(tb testing.TB, now func() time.Time) *store.DB {
-			return openStore(tb, store.Options{Driver: store.DriverPostgres, DSN: pgCluster(tb).NewDatabase(tb), MaxConns: 8, Now: now})
-		}},
-	}
-}
-
-func openStore(tb testing.TB, opts store.Options) *store.DB {
-	tb.Helper()
-	db, err := store.Open(context.Background(), opts)
-	if err != nil {
-		tb.Fatalf("store.Open: %v", err)
-	}
-	tb.Cleanup(func() { _ = db.Close() })
-	return db
-}
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 // forEachBackend runs each test on each back-end, in parallel, each with
 // its own harness.
 func forEachBackend(t *testing.T, tests map[string]func(t *testing.T, h *harness)) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			for name, fn := range tests {
-				t.Run(name, func(t *testing.T) {
-					t.Parallel()
-					fn(t, newHarness(t, b))
-				})
-			}
-		})
-	}
+	t.Helper()
+	storetest.EachBackend(t, tests, func(t *testing.T, b storetest.Backend) *harness { return newHarness(t, b) })
 }
 
 // clock is an injectable clock; it moves only when a test says so.
@@ -150,10 +87,10 @@ type harness struct {
 	logs   *bytes.Buffer
 }
 
-func newHarness(t testing.TB, b backend) *harness {
+func newHarness(t testing.TB, b storetest.Backend) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: &clock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}, logs: &bytes.Buffer{}}
-	h.db = b.open(t, h.clock.Now)
+	h.db = b.Open(t, store.Options{MaxConns: 8, Now: h.clock.Now})
 	h.next = &fakeNext{db: h.db}
 	h.conf = h.newConfirmer(testKey(1))
 	h.engine = newEngine(t, h.conf)

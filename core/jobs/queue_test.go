@@ -27,7 +27,7 @@ func forEachDB(t *testing.T, test func(t *testing.T, open func(t *testing.T) *st
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		cluster := pgtest.New(t)
+		cluster := pgtest.Shared(t)
 		var once sync.Once
 		var dsn string
 		test(t, func(t *testing.T) *store.DB {

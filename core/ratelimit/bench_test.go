@@ -64,7 +64,7 @@ func BenchmarkMemoryAllowIP(b *testing.B) {
 // database's clock as in production. "keys" spreads requests over 1,000
 // organisations; "one key" has every request queue on one row's lock.
 func BenchmarkPostgresAllow(b *testing.B) {
-	cluster := pgtest.New(b)
+	cluster := pgtest.Shared(b)
 	for _, bc := range []struct {
 		name string
 		orgs int

@@ -16,7 +16,7 @@ import (
 // decision, the same wait and the same stored TAT every time: the shared
 // limiter decides exactly as the single node does.
 func TestPostgresStatementIsRuleCheck(t *testing.T) {
-	cluster := pgtest.New(t)
+	cluster := pgtest.Shared(t)
 	db, err := sql.Open("pgx", cluster.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)

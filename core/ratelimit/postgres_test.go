@@ -53,7 +53,7 @@ func (h failOnWarn) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h failOnWarn) WithGroup(string) slog.Handler      { return h }
 
 func TestPostgres(t *testing.T) {
-	cluster := pgtest.New(t)
+	cluster := pgtest.Shared(t)
 	t.Run("Suite", func(t *testing.T) {
 		runSuite(t, func(t *testing.T, opts ratelimit.Options) *ratelimit.Limiter {
 			opts.DB = openPool(t, newDatabase(t, cluster), 4)

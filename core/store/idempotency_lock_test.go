@@ -45,7 +45,7 @@ func TestIdempotencyLockFromOptions(t *testing.T) {
 		check(t, store.Options{Driver: store.DriverSQLite, DSN: filepath.Join(t.TempDir(), "kadu.db")})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		cluster := pgtest.New(t)
+		cluster := pgtest.Shared(t)
 		check(t, store.Options{Driver: store.DriverPostgres, DSN: cluster.NewDatabase(t), MaxConns: 4})
 	})
 }

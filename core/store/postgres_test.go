@@ -31,7 +31,7 @@ func openPostgres(t testing.TB, cluster *pgtest.Cluster) *store.DB {
 // TestPostgres runs the suite on a throwaway PostgreSQL cluster, one
 // database per test.
 func TestPostgres(t *testing.T) {
-	cluster := pgtest.New(t)
+	cluster := pgtest.Shared(t)
 	t.Run("Suite", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T) *store.DB { return openPostgres(t, cluster) })
 	})

@@ -23,7 +23,7 @@ func TestSecretsAtRest(t *testing.T) {
 		testSecretsAtRest(t, store.DriverSQLite, filepath.Join(t.TempDir(), "kadu.db"))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		testSecretsAtRest(t, store.DriverPostgres, pgtest.New(t).NewDatabase(t))
+		testSecretsAtRest(t, store.DriverPostgres, pgtest.Shared(t).NewDatabase(t))
 	})
 }
 

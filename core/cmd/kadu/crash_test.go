@@ -293,7 +293,7 @@ func TestCrashedReplicaPostgres(t *testing.T) {
 		t.Skip("builds the binary and starts servers")
 	}
 	bin := buildKadu(t)
-	dsn := pgtest.New(t).NewDatabase(t)
+	dsn := pgtest.Shared(t).NewDatabase(t)
 	agent, agentURL := newSlowAgent(t)
 	addr1, addr2 := freeAddr(t), freeAddr(t)
 	cfgFile := writeConfig(t, "log:\n  level: warn\n"+noBundles)

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,10 +66,30 @@ func serveProcess(t *testing.T, bin string, env []string, dir string, args ...st
 	}
 }
 
-// buildKadu compiles the binary for the test, with extra go build flags.
+// builds are the kadu binaries this test process has built, one per set of
+// go build flags: linking kadu costs seconds of CPU, and a dozen tests
+// start the same binary. dir is set by TestMain.
+var builds struct {
+	mu   sync.Mutex
+	dir  string
+	bins map[string]string // flags → binary
+}
+
+// buildKadu returns the binary built with extra go build flags, building
+// it on the first call for those flags.
 func buildKadu(t testing.TB, flags ...string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kadu")
+	key := strings.Join(flags, "\x00")
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if bin, ok := builds.bins[key]; ok {
+		return bin
+	}
+	dir := builds.dir
+	if dir == "" { // a caller outside go test's TestMain
+		dir = t.TempDir()
+	}
+	bin := filepath.Join(dir, fmt.Sprintf("kadu-%d", len(builds.bins)))
 	// The flags of go tool task build (and of the other tests that build
 	// kadu: the image, the binary built with its bundles), so that every
 	// build shares one compilation cache.
@@ -80,6 +102,10 @@ func buildKadu(t testing.TB, flags ...string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+	if builds.bins == nil {
+		builds.bins = map[string]string{}
+	}
+	builds.bins[key] = bin
 	return bin
 }
 
@@ -93,7 +119,7 @@ func TestRateLimitSharedAcrossProcesses(t *testing.T) {
 		t.Skip("builds the binary and starts two servers")
 	}
 	bin := buildKadu(t)
-	dsn := pgtest.New(t).NewDatabase(t)
+	dsn := pgtest.Shared(t).NewDatabase(t)
 	addr1, addr2 := freeAddr(t), freeAddr(t)
 	cfgFile := writeConfig(t, "log:\n  level: error\n"+noBundles)
 	env := append(os.Environ(),

@@ -66,7 +66,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 	swapV2 := buildBundle(t, "../../app/testdata/swapguest/v2")
 
 	// The shared services.
-	dsn := pgtest.New(t).NewDatabase(t)
+	dsn := pgtest.Shared(t).NewDatabase(t)
 	s3 := startS3(t, "kadu-files")
 	lbAddr := freeAddr(t)
 	lbURL := "http://" + lbAddr

@@ -37,7 +37,7 @@ func TestReplicasWithTheRealConfirmer(t *testing.T) {
 			return store.Options{Driver: store.DriverSQLite, DSN: filepath.Join(t.TempDir(), "kadu.db")}
 		}},
 		{"postgres", func(t *testing.T) store.Options {
-			return store.Options{Driver: store.DriverPostgres, DSN: pgtest.New(t).NewDatabase(t)}
+			return store.Options{Driver: store.DriverPostgres, DSN: pgtest.Shared(t).NewDatabase(t)}
 		}},
 	}
 	for _, bk := range backends {

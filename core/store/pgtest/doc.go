@@ -18,15 +18,17 @@
 // It must not: be imported by production code, or skip when the binaries
 // are missing (New fails the test with what to install; CI has them).
 //
-// Typical use, one cluster per package run and one database per test:
+// Typical use: one cluster per test process (Shared, stopped by Run from
+// TestMain), one database per test:
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 //
 //	func TestPostgres(t *testing.T) {
-//		cluster := pgtest.New(t) // stopped and removed by t.Cleanup
-//		storetest.Run(t, func(t *testing.T) *store.DB {
-//			db, err := store.Open(ctx, store.Options{Driver: "postgres", DSN: cluster.NewDatabase(t)})
-//			…
-//		})
+//		dsn := pgtest.Shared(t).NewDatabase(t) // dropped by t.Cleanup
+//		…
 //	}
 //
-// or Start in TestMain and Stop after m.Run.
+// and one cluster for a whole go test run: the withcluster command starts
+// one and runs go test with PGTEST_DSN naming it (go tool task test does).
+// New starts a cluster of the test's own, for a test that needs one.
 package pgtest
