@@ -102,7 +102,7 @@ type Options struct {
 	// replica (default 10), in a River queue of their own so that slow
 	// receivers never hold up executions.
 	WebhookWorkers int
-	Logger         *slog.Logger
+	Logger         *slog.Logger // nil discards; the caller passes its logger
 	// TracerProvider and Propagator, both set, run each job under a span
 	// linked to the request that enqueued it and pass the trace context on
 	// to webhook receivers (trace.go). Nil: no spans, nothing propagated.
@@ -170,7 +170,7 @@ func New(ctx context.Context, opts Options) (*Queue, error) {
 		opts.MaintenanceInterval = time.Minute
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+		opts.Logger = slog.New(slog.DiscardHandler) // never the process-wide default
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -280,7 +280,7 @@ func Migrate(ctx context.Context, db *store.DB, log *slog.Logger) error {
 		return err
 	}
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	return migrate(ctx, driver, log)
 }
