@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kobana/kadu/core/internal/fakeclock"
 )
 
 var testTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -88,21 +90,6 @@ func newReceiver(t *testing.T, respond http.HandlerFunc) (*httptest.Server, func
 		defer mu.Unlock()
 		return slices.Clone(got)
 	}
-}
-
-// fakeClock advances by step on every reading.
-type fakeClock struct {
-	mu   sync.Mutex
-	now  time.Time
-	step time.Duration
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.now
-	c.now = c.now.Add(c.step)
-	return t
 }
 
 func loopbackClient(opts ClientOptions) *Client {
@@ -287,7 +274,7 @@ func TestSendRetryAfter(t *testing.T) {
 				w.Header().Set("Retry-After", tt.retryAfter)
 				w.WriteHeader(tt.status)
 			})
-			clock := &fakeClock{now: testTime}
+			clock := fakeclock.New(testTime)
 			res := loopbackClient(ClientOptions{Now: clock.Now}).Send(context.Background(), testRequest(srv.URL, mustSecret(t)))
 			if res.StatusCode != tt.status || res.RetryAfter != tt.want {
 				t.Fatalf("Send() = status %d, RetryAfter %s; want %d, %s", res.StatusCode, res.RetryAfter, tt.status, tt.want)
@@ -378,7 +365,7 @@ func TestSendCancelled(t *testing.T) {
 func TestSendDurationUsesTheClock(t *testing.T) {
 	t.Parallel()
 	srv, _ := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	clock := &fakeClock{now: testTime, step: 1234 * time.Millisecond}
+	clock := fakeclock.NewStepping(testTime, 1234*time.Millisecond)
 	res := loopbackClient(ClientOptions{Now: clock.Now}).Send(context.Background(), testRequest(srv.URL, mustSecret(t)))
 	if !res.OK() || res.Duration != 1234*time.Millisecond {
 		t.Fatalf("Send() = %+v, want OK with Duration 1.234s from the injected clock", res)
