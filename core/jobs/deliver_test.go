@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kobana/kadu/core/agent"
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/webhook"
 )
@@ -47,7 +48,7 @@ func TestRotationOverlap(t *testing.T) {
 			t.Errorf("during the overlap: signatures %q, want v1 with the new secret then v1 with the old one", r.sig)
 		}
 
-		clock.set(until)
+		clock.Set(until)
 		emitObject(t, q, "org_rot", store.EventExecutionFailed)
 		runDue(t, q, clock)
 		r = rc.requests()[1]
@@ -175,11 +176,11 @@ func TestRetrySchedule(t *testing.T) {
 			if d.Status != store.DeliveryPending || d.AttemptsCount != i+1 || d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(next) {
 				t.Fatalf("after attempt %d: %s, %d attempts, next %v; want pending, next %v", i+1, d.Status, d.AttemptsCount, d.NextAttemptAt, next)
 			}
-			clock.add(delay - time.Second)
+			clock.Advance(delay - time.Second)
 			if n := runDue(t, q, clock); n != 0 {
 				t.Fatalf("attempt %d ran a second early", i+2)
 			}
-			clock.add(time.Second)
+			clock.Advance(time.Second)
 		}
 		if n := runDue(t, q, clock); n != 1 {
 			t.Fatalf("last attempt: ran %d jobs", n)
@@ -188,7 +189,7 @@ func TestRetrySchedule(t *testing.T) {
 		if d.Status != store.DeliveryFailed || d.AttemptsCount != 8 || d.NextAttemptAt != nil {
 			t.Errorf("after the schedule: %+v", d)
 		}
-		if n := runDue(t, q, clock.at(clock.Now().Add(365*24*time.Hour))); n != 0 {
+		if n := runDue(t, q, fakeclock.New(clock.Now().Add(365*24*time.Hour))); n != 0 {
 			t.Errorf("%d attempts after the last one", n)
 		}
 		reqs := rc.requests()
@@ -281,11 +282,11 @@ func TestFiveDaysOfFailures(t *testing.T) {
 		}
 		// A new event every day; each attempt fails.
 		for day := range 5 {
-			clock.set(t0.Add(time.Duration(day) * 24 * time.Hour))
+			clock.Set(t0.Add(time.Duration(day) * 24 * time.Hour))
 			emitObject(t, q, "org_down", store.EventExecutionFailed)
 			runDue(t, q, clock)
 		}
-		clock.set(t0.Add(webhook.DisableAfter - time.Second))
+		clock.Set(t0.Add(webhook.DisableAfter - time.Second))
 		runDue(t, q, clock)
 		if w, _ := db.GetWebhook(ctx, "org_down", hook.ID); w.Status != store.WebhookEnabled || !w.FailingSince.Equal(t0) {
 			t.Fatalf("just before five days: %s, failing since %v", w.Status, w.FailingSince)
@@ -294,7 +295,7 @@ func TestFiveDaysOfFailures(t *testing.T) {
 			t.Fatalf("webhook.disabled sent early")
 		}
 
-		clock.set(t0.Add(webhook.DisableAfter))
+		clock.Set(t0.Add(webhook.DisableAfter))
 		emitObject(t, q, "org_down", store.EventExecutionFailed)
 		runDue(t, q, clock)
 		w, _ := db.GetWebhook(ctx, "org_down", hook.ID)
@@ -307,7 +308,7 @@ func TestFiveDaysOfFailures(t *testing.T) {
 			}
 		}
 		before := len(down.requests())
-		runDue(t, q, clock.at(t0.Add(30*24*time.Hour)))
+		runDue(t, q, fakeclock.New(t0.Add(30*24*time.Hour)))
 		if after := len(down.requests()); after != before {
 			t.Errorf("a disabled endpoint got %d more requests", after-before)
 		}
@@ -344,7 +345,7 @@ func TestFailingClockResets(t *testing.T) {
 		hook := hookOrg(t, db, "org_flaky", rc.url, store.EventExecutionFailed)
 		emitObject(t, q, "org_flaky", store.EventExecutionFailed)
 		runDue(t, q, clock)
-		clock.set(t0.Add(3 * 24 * time.Hour))
+		clock.Set(t0.Add(3 * 24 * time.Hour))
 		mu.Lock()
 		fail = false
 		mu.Unlock()
@@ -353,7 +354,7 @@ func TestFailingClockResets(t *testing.T) {
 		mu.Lock()
 		fail = true
 		mu.Unlock()
-		clock.set(t0.Add(6 * 24 * time.Hour))
+		clock.Set(t0.Add(6 * 24 * time.Hour))
 		emitObject(t, q, "org_flaky", store.EventExecutionFailed)
 		runDue(t, q, clock)
 		w, _ := db.GetWebhook(ctx, "org_flaky", hook.ID)
@@ -434,7 +435,7 @@ func TestReplay(t *testing.T) {
 		}
 		// The attempt that was scheduled finds the delivery settled and
 		// sends nothing.
-		clock.add(time.Hour)
+		clock.Advance(time.Hour)
 		runDue(t, q, clock)
 		if n := len(rc.requests()); n != 3 {
 			t.Errorf("receiver got %d requests after the delivery succeeded, want 3", n)

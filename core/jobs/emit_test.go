@@ -13,6 +13,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/webhook"
 )
@@ -24,7 +25,7 @@ func TestDeliveredOnExecution(t *testing.T) {
 	forEachDB(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		db := open(t)
 		rc := newReceiver(t, always(http.StatusNoContent))
-		q := newHookQueue(t, db, &fakeClock{t: time.Now()}, true)
+		q := newHookQueue(t, db, fakeclock.New(time.Now()), true)
 		hook := hookOrg(t, db, "org_hooks", rc.url, store.EventExecutionStarted, store.EventExecutionSucceeded)
 		exe := launch(t, db, q, "org_hooks", "developer", playbook(stepParse, stepSummarize))
 		waitStatus(t, db, "org_hooks", exe.ID, store.StatusSucceeded)
@@ -106,7 +107,7 @@ func TestExecutionEvents(t *testing.T) {
 		waiting := waitStatus(t, db, "org_ev", exe.ID, store.StatusWaitingInput)
 		rc.waitFor(t, 1)
 
-		clock.set(waiting.PendingInput.ExpiresAt.Add(time.Second))
+		clock.Set(waiting.PendingInput.ExpiresAt.Add(time.Second))
 		if err := (&maintenanceWorker{q: q}).Work(context.Background(), &river.Job[maintenanceArgs]{}); err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/kobana/kadu/core/agent"
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/webhook"
 )
@@ -124,43 +125,16 @@ func (rc *receiver) waitFor(t *testing.T, n int) []received {
 	}
 }
 
-// fakeClock is the queue's clock in these tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// newClock starts a minute ahead of the real time, so that jobs River
-// schedules "now" (by the database's clock) are due at the clock's start.
-func newClock() *fakeClock {
-	return &fakeClock{t: time.Now().UTC().Add(time.Minute).Truncate(time.Second)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-// at makes runDue usable with a time instead of the clock.
-func (c *fakeClock) at(t time.Time) *fakeClock { return &fakeClock{t: t} }
-
-func (c *fakeClock) add(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	return c.t
+// newClock is the queue's clock in these tests. It starts a minute ahead of
+// the real time, so that jobs River schedules "now" (by the database's clock)
+// are due at the clock's start.
+func newClock() *fakeclock.Clock {
+	return fakeclock.New(time.Now().UTC().Add(time.Minute).Truncate(time.Second))
 }
 
 // newHookQueue builds a queue on db whose deliveries may reach 127.0.0.1,
 // on clock; start runs River (for tests of whole executions).
-func newHookQueue(t *testing.T, db *store.DB, clock *fakeClock, start bool) *Queue {
+func newHookQueue(t *testing.T, db *store.DB, clock *fakeclock.Clock, start bool) *Queue {
 	t.Helper()
 	q, err := New(context.Background(), Options{
 		Store: db, Runner: agent.NewBuiltinRunner(nil), Plans: testPlans, DefaultPlan: "developer", OutputDir: t.TempDir(),
@@ -224,7 +198,7 @@ func due(t *testing.T, q *Queue, kind string, now time.Time) []*rivertype.JobRow
 
 // runDue works every deliver and replay job due at the clock's time, as
 // River would, and removes it; it returns how many ran.
-func runDue(t *testing.T, q *Queue, clock *fakeClock) int {
+func runDue(t *testing.T, q *Queue, clock *fakeclock.Clock) int {
 	t.Helper()
 	ctx := context.Background()
 	n := 0
