@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/ratelimit"
 	"github.com/kobana/kadu/core/store/pgtest"
 )
@@ -72,7 +73,7 @@ func TestPostgres(t *testing.T) {
 // moment is saturated. At the last moment each limiter sends requests until
 // it is refused, so no allowance is left unused. It returns how many
 // requests were allowed in all, and per limiter.
-func hammer(t *testing.T, clk *clock, limiters []*ratelimit.Limiter, workers, steps int, step time.Duration) (int64, []int64) {
+func hammer(t *testing.T, clk *fakeclock.Clock, limiters []*ratelimit.Limiter, workers, steps int, step time.Duration) (int64, []int64) {
 	t.Helper()
 	ctx := t.Context()
 	allowed := make([]atomic.Int64, len(limiters))

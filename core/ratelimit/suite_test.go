@@ -7,20 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/ratelimit"
 )
 
-// clock is an injectable clock tests move by hand. Safe for concurrent use.
-type clock struct{ us atomic.Int64 }
+// newClock is the clock the tests move by hand.
+func newClock() *fakeclock.Clock { return fakeclock.New(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)) }
 
-func newClock() *clock {
-	c := &clock{}
-	c.us.Store(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC).UnixMicro())
-	return c
-}
-
-func (c *clock) Now() time.Time          { return time.UnixMicro(c.us.Load()) }
-func (c *clock) Advance(d time.Duration) { c.us.Add(d.Microseconds()) }
 func perMinute(n int) func(context.Context, string) (int, error) {
 	return func(context.Context, string) (int, error) { return n, nil }
 }
