@@ -15,6 +15,8 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/labstack/echo/v4"
+
+	"github.com/kobana/kadu/core/internal/fakeclock"
 )
 
 const (
@@ -24,7 +26,7 @@ const (
 
 // testAuthenticator returns an Authenticator over an in-process verifier, a
 // valid token for it, and the log it writes.
-func testAuthenticator(t *testing.T) (a *Authenticator, valid string, clock *testClock, logs *bytes.Buffer) {
+func testAuthenticator(t *testing.T) (a *Authenticator, valid string, clock *fakeclock.Clock, logs *bytes.Buffer) {
 	t.Helper()
 	keys := testKeys()
 	clock = newTestClock()

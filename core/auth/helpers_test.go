@@ -18,6 +18,8 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/kobana/kadu/core/internal/fakeclock"
 )
 
 const (
@@ -136,25 +138,8 @@ func baseClaims(issuer string, now time.Time) map[string]any {
 	}
 }
 
-// testClock is a settable clock.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock() *testClock { return &testClock{t: time.Unix(1_800_000_000, 0)} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newTestClock is the tests' clock, moved by hand.
+func newTestClock() *fakeclock.Clock { return fakeclock.New(time.Unix(1_800_000_000, 0)) }
 
 // issuerServer is an httptest issuer: metadata, and a JWKS whose keys the
 // test can rotate, counting fetches.

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/kobana/kadu/core/internal/fakeclock"
 )
 
 // remoteVerifier returns a Verifier over srv's JWKS on clock.
-func remoteVerifier(t testing.TB, srv *issuerServer, clock *testClock, discover bool) *Verifier {
+func remoteVerifier(t testing.TB, srv *issuerServer, clock *fakeclock.Clock, discover bool) *Verifier {
 	t.Helper()
 	opts := Options{
 		Issuer: srv.URL, Resource: testResource, RequireATJWT: true,

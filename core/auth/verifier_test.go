@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+
+	"github.com/kobana/kadu/core/internal/fakeclock"
 )
 
 // keyMode builds a Verifier over the given keys, either in process
@@ -17,13 +19,13 @@ import (
 type keyMode struct {
 	name string
 	// setup returns the issuer to put in tokens and the options to verify them.
-	setup func(t *testing.T, clock *testClock, keys ...testKey) (issuer string, opts Options)
+	setup func(t *testing.T, clock *fakeclock.Clock, keys ...testKey) (issuer string, opts Options)
 }
 
 var keyModes = []keyMode{
 	{
 		name: "static",
-		setup: func(t *testing.T, clock *testClock, keys ...testKey) (string, Options) {
+		setup: func(t *testing.T, clock *fakeclock.Clock, keys ...testKey) (string, Options) {
 			var pubs []crypto.PublicKey
 			for _, k := range keys {
 				pubs = append(pubs, k.priv.Public())
@@ -36,7 +38,7 @@ var keyModes = []keyMode{
 	},
 	{
 		name: "remote",
-		setup: func(t *testing.T, clock *testClock, keys ...testKey) (string, Options) {
+		setup: func(t *testing.T, clock *fakeclock.Clock, keys ...testKey) (string, Options) {
 			srv := newIssuerServer(t, keys...)
 			return srv.URL, Options{
 				Issuer: srv.URL, Resource: testResource, RequireATJWT: true,
@@ -46,7 +48,7 @@ var keyModes = []keyMode{
 	},
 	{
 		name: "discovered",
-		setup: func(t *testing.T, clock *testClock, keys ...testKey) (string, Options) {
+		setup: func(t *testing.T, clock *fakeclock.Clock, keys ...testKey) (string, Options) {
 			srv := newIssuerServer(t, keys...)
 			return srv.URL, Options{
 				Issuer: srv.URL, Resource: testResource, RequireATJWT: true,
