@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kobana/kadu/core/internal/fakeclock"
 )
 
 // testSigningKey is 32 bytes, the shortest Open accepts.
@@ -23,30 +25,12 @@ var testSigningKey = []byte("0123456789abcdef0123456789abcdef")
 // t0 is the fixtures' starting time.
 var t0 = time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 
-// clock is an injectable clock the tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // fixture is a local bucket in a temporary directory, served by its
 // Handler on a loopback httptest server, as the app mounts it.
 type fixture struct {
 	bucket *Bucket
 	srv    *httptest.Server
-	clock  *clock
+	clock  *fakeclock.Clock
 	dir    string
 	logs   *syncBuffer // everything the bucket logged, at debug level
 }
@@ -59,7 +43,7 @@ func newFixture(tb testing.TB) *fixture {
 // newFixtureIn is newFixture with the bucket's directory at dir.
 func newFixtureIn(tb testing.TB, dir string) *fixture {
 	tb.Helper()
-	f := &fixture{clock: &clock{t: t0}, dir: dir, logs: &syncBuffer{}}
+	f := &fixture{clock: fakeclock.New(t0), dir: dir, logs: &syncBuffer{}}
 	// Unstarted: the listener (127.0.0.1:0) exists, so PublicURL can name
 	// its address before the handler is built.
 	f.srv = httptest.NewUnstartedServer(nil)
