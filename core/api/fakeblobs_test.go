@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -137,36 +138,18 @@ func (b *fakeBlobs) upload(t testing.TB, up map[string]any, data []byte, now tim
 	b.put(g.key, ct, data)
 }
 
-// testClock is the API's clock in these tests; it moves only when told.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// fileEnv is an API with a fakeBlobs and a testClock.
+// fileEnv is an API with a fakeBlobs and a clock that moves only when told.
 type fileEnv struct {
 	*env
 	blobs *fakeBlobs
-	clock *testClock
+	clock *fakeclock.Clock
 }
 
 func newFileEnv(t testing.TB, db *store.DB, mods ...func(*Options)) *fileEnv {
 	t.Helper()
-	fe := &fileEnv{blobs: newFakeBlobs(), clock: &testClock{t: time.Now().UTC().Truncate(time.Microsecond)}}
+	fe := &fileEnv{blobs: newFakeBlobs(), clock: fakeclock.New(time.Now().UTC().Truncate(time.Microsecond))}
 	fe.env = newEnv(t, db, func(o *Options) {
-		o.Blobs, o.Now = fe.blobs, fe.clock.now
+		o.Blobs, o.Now = fe.blobs, fe.clock.Now
 		for _, mod := range mods {
 			mod(o)
 		}
@@ -187,7 +170,7 @@ func (fe *fileEnv) create(tok, filename, contentType string, data []byte) (file,
 func (fe *fileEnv) readyFile(tok, filename string, data []byte) string {
 	fe.t.Helper()
 	f, up := fe.create(tok, filename, "text/csv", data)
-	fe.blobs.upload(fe.t, up, data, fe.clock.now())
+	fe.blobs.upload(fe.t, up, data, fe.clock.Now())
 	id := f["id"].(string)
 	if got := must(fe.t, fe.do(tok, "POST", "/files/"+id+"/confirm", nil), http.StatusOK); got["status"] != "ready" {
 		fe.t.Fatalf("confirm = %v", got)

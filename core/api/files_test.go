@@ -41,7 +41,7 @@ func testFileLifecycle(t *testing.T, db *store.DB) {
 	fe := newFileEnv(t, db)
 	org := newOrg()
 	tok := fe.token(writer(org))
-	start := fe.clock.now()
+	start := fe.clock.Now()
 	sum := digest(statement)
 
 	r := fe.do(tok, "POST", "/files", map[string]any{"filename": "extrato março.csv", "content_type": "text/csv",
@@ -73,8 +73,8 @@ func testFileLifecycle(t *testing.T, db *store.DB) {
 	wantProblem(t, fe.do(tok, "POST", "/files/"+id+"/confirm", nil), http.StatusConflict, "invalid_state", "")
 	wantProblem(t, fe.do(tok, "GET", "/files/"+id+"/download", nil), http.StatusConflict, "invalid_state", "")
 
-	fe.clock.advance(14 * time.Minute)
-	fe.blobs.upload(t, up, statement, fe.clock.now())
+	fe.clock.Advance(14 * time.Minute)
+	fe.blobs.upload(t, up, statement, fe.clock.Now())
 	if got := must(t, fe.do(tok, "GET", "/files/"+id, nil), http.StatusOK); got["status"] != "pending_upload" {
 		t.Errorf("an upload alone changed the status to %v", got["status"])
 	}
@@ -98,7 +98,7 @@ func testFileLifecycle(t *testing.T, db *store.DB) {
 		t.Errorf("GET = %v, want %v", got, ready)
 	}
 	dl := must(t, fe.do(viewerTok, "GET", "/files/"+id+"/download", nil), http.StatusOK)
-	if dl["expires_at"] != ts(fe.clock.now().Add(5*time.Minute)) || len(dl) != 2 ||
+	if dl["expires_at"] != ts(fe.clock.Now().Add(5*time.Minute)) || len(dl) != 2 ||
 		!strings.Contains(dl["url"].(string), "filename="+url.QueryEscape("extrato março.csv")) {
 		t.Errorf("download = %v", dl)
 	}
@@ -252,11 +252,11 @@ func testFileExpired(t *testing.T, db *store.DB) {
 	tok := fe.token(writer(org))
 	file, up := fe.create(tok, "late.csv", "text/csv", statement)
 	id := file["id"].(string)
-	fe.blobs.upload(t, up, statement, fe.clock.now())
-	fe.clock.advance(time.Hour)
+	fe.blobs.upload(t, up, statement, fe.clock.Now())
+	fe.clock.Advance(time.Hour)
 	wantProblem(t, fe.do(tok, "POST", "/files/"+id+"/confirm", nil), http.StatusConflict, "invalid_state", "")
 
-	expired, err := db.ExpireUploads(context.Background(), fe.clock.now())
+	expired, err := db.ExpireUploads(context.Background(), fe.clock.Now())
 	if err != nil || len(expired) != 1 {
 		t.Fatalf("ExpireUploads = %v, %v", expired, err)
 	}
@@ -429,7 +429,7 @@ func testFileConcurrentConfirm(t *testing.T, db *store.DB) {
 	org := newOrg()
 	tok := fe.token(writer(org))
 	file, up := fe.create(tok, "a.csv", "text/csv", statement)
-	fe.blobs.upload(t, up, statement, fe.clock.now())
+	fe.blobs.upload(t, up, statement, fe.clock.Now())
 	const n = 6
 	statuses := make([]int, n)
 	bodies := make([]string, n)
@@ -597,7 +597,7 @@ func BenchmarkFileConfirm(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					f, up := fe.create(tok, "a.csv", "text/csv", data)
-					fe.blobs.upload(b, up, data, fe.clock.now())
+					fe.blobs.upload(b, up, data, fe.clock.Now())
 					if r := fe.do(tok, "POST", "/files/"+f["id"].(string)+"/confirm", nil); r.status != http.StatusOK {
 						b.Fatalf("confirm: %d %s", r.status, r.body)
 					}
