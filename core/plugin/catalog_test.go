@@ -184,7 +184,7 @@ func TestInputRequired(t *testing.T) {
 	badState("tampered", "org_a", flip(state), `{"id":"x"}`)
 	badState("another organisation", "org_b", state, `{"id":"x"}`)
 	badState("other arguments", "org_a", state, `{"id":"y"}`)
-	e.clock.advance(stateseal.TTL)
+	e.clock.Advance(stateseal.TTL)
 	badState("expired", "org_a", state, `{"id":"x"}`)
 
 	t.Run("capability not declared", func(t *testing.T) {

@@ -92,7 +92,7 @@ func TestQuarantineAfterRepeatedFaults(t *testing.T) {
 		if _, err := e.call(t, "org_a", "panic", `{}`); err == nil {
 			t.Fatalf("panic call %d succeeded", i)
 		}
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 	}
 	calls := e.statusOf(t, "faulty").Calls
 	_, err := e.call(t, "org_a", "ok", `{}`)
@@ -106,7 +106,7 @@ func TestQuarantineAfterRepeatedFaults(t *testing.T) {
 	if _, err := e.call(t, "org_a", "echo", `{"text":"x"}`); err != nil {
 		t.Fatalf("another bundle is affected by the quarantine: %v", err)
 	}
-	e.clock.advance(30 * time.Second)
+	e.clock.Advance(30 * time.Second)
 	if res, err := e.call(t, "org_a", "ok", `{}`); err != nil || text(t, res) != "ok" {
 		t.Fatalf("call after the cool-down = %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/mcp"
 )
 
@@ -189,25 +190,8 @@ func echoV(t testing.TB, version string) BundleConfig {
 	return BundleConfig{Name: "echo", Path: path, SHA256: sum, Routes: echoGrant}
 }
 
-// clock is a manual clock for TTLs, quarantine and requestState expiry.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newClock is the manual clock for TTLs, quarantine and requestState expiry.
+func newClock() *fakeclock.Clock { return fakeclock.New(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)) }
 
 // logBuffer collects log output for assertions.
 type logBuffer struct {
@@ -230,7 +214,7 @@ func (l *logBuffer) String() string {
 type env struct {
 	r     *Registry
 	api   *fakeAPI
-	clock *clock
+	clock *fakeclock.Clock
 	logs  *logBuffer
 }
 

@@ -81,12 +81,12 @@ func TestPoolGrowsWithDemandThenShrinks(t *testing.T) {
 	if st := e.statusOf(t, "remember"); st.IdleInstances != 4 || st.Instances != 4 {
 		t.Fatalf("after returning 4 instances to a pool of 2: %+v; want all 4 kept", st)
 	}
-	e.clock.advance(surplusTTL + time.Second)
+	e.clock.Advance(surplusTTL + time.Second)
 	e.r.sweep(e.clock.Now())
 	if st := e.statusOf(t, "remember"); st.IdleInstances != 2 || st.Instances != 2 {
 		t.Fatalf("after %s idle: %+v; want the surplus closed and pool_size (2) kept", surplusTTL, st)
 	}
-	e.clock.advance(cfg.Limits.IdleTTL)
+	e.clock.Advance(cfg.Limits.IdleTTL)
 	e.r.sweep(e.clock.Now())
 	if st := e.statusOf(t, "remember"); st.Pools != 0 || st.Instances != 0 {
 		t.Fatalf("after the idle TTL: %+v; want the pool gone", st)
@@ -202,16 +202,16 @@ func TestIdleInstancesExpire(t *testing.T) {
 	e := newEnv(t, nil, cfg)
 	e.remembered(t, "org_a", "a")
 	e.remembered(t, "org_b", "b")
-	e.clock.advance(30 * time.Second)
+	e.clock.Advance(30 * time.Second)
 	e.remembered(t, "org_b", "b2") // org_b's instance is fresh again
-	e.clock.advance(45 * time.Second)
+	e.clock.Advance(45 * time.Second)
 	e.r.sweep(e.clock.Now())
 	st := e.statusOf(t, "remember")
 	if st.Pools != 1 || st.IdleInstances != 1 || st.Instances != 1 {
 		t.Fatalf("after the sweep: %+v; want org_a's idle instance closed and its pool dropped", st)
 	}
 	// An expired instance found by a call is closed, not reused.
-	e.clock.advance(2 * time.Minute)
+	e.clock.Advance(2 * time.Minute)
 	if got := e.remembered(t, "org_b", "b3"); got != "" {
 		t.Fatalf("an instance idle past its TTL was reused (saw %q)", got)
 	}
