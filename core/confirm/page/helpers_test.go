@@ -22,32 +22,15 @@ import (
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/confirm"
 	"github.com/kobana/kadu/core/devauth"
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/store"
 )
-
-// fakeClock is a settable clock, safe for concurrent use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // fakeApprovals is the Confirmer as the page sees it: approvals in memory,
 // Decide with the Confirmer's rules, and a count of runs so tests can say
 // "nothing ran".
 type fakeApprovals struct {
-	clock *fakeClock
+	clock *fakeclock.Clock
 
 	mu        sync.Mutex
 	approvals map[string]store.Approval
@@ -56,7 +39,7 @@ type fakeApprovals struct {
 	outcome   func(a store.Approval) (store.ApprovalStatus, json.RawMessage)
 }
 
-func newFakeApprovals(clock *fakeClock) *fakeApprovals {
+func newFakeApprovals(clock *fakeclock.Clock) *fakeApprovals {
 	return &fakeApprovals{clock: clock, approvals: map[string]store.Approval{}, runs: map[string]int{},
 		outcome: func(a store.Approval) (store.ApprovalStatus, json.RawMessage) {
 			return store.ApprovalApproved, json.RawMessage(`{"content":[{"type":"text","text":"{\"id\":\"exe_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d\",\"status\":\"queued\",\"task_id\":\"tsk_1\"}"}]}`)
@@ -156,7 +139,7 @@ type env struct {
 	dev       *devauth.Server
 	page      *Page
 	approvals *fakeApprovals
-	clock     *fakeClock
+	clock     *fakeclock.Clock
 	issuer    string
 	inspector string // client_id of a client registered as "MCP Inspector"
 }
@@ -190,7 +173,7 @@ func newEnv(t testing.TB, mutate func(*Options)) *env {
 		t.Fatal(err)
 	}
 
-	clock := &fakeClock{t: time.Now().UTC()}
+	clock := fakeclock.New(time.Now().UTC())
 	fa := newFakeApprovals(clock)
 	key := make([]byte, 32)
 	rand.Read(key)

@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/origin"
 )
 
@@ -236,7 +238,7 @@ func validOptions() Options {
 		ClientID:  "approval-page",
 		MCPURL:    "https://kadu.example.com/mcp",
 		Verify:    func(context.Context, string) (*auth.Principal, error) { return nil, nil },
-		Approvals: newFakeApprovals(&fakeClock{}),
+		Approvals: newFakeApprovals(fakeclock.New(time.Time{})),
 		SealKey:   make([]byte, 32),
 	}
 }
