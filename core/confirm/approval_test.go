@@ -129,7 +129,7 @@ func testApprovalRecord(t *testing.T, h *harness) {
 // runs it once, in-process, as the stored principal, and keeps the outcome.
 func testContinueRunsAsRequester(t *testing.T, h *harness) {
 	link := h.link(callReq{caps: capsNone})
-	h.clock.Add(time.Minute)
+	h.clock.Advance(time.Minute)
 	signedIn := &auth.Principal{Issuer: alice.Issuer, Subject: alice.Subject, OrgID: "org_a", Role: auth.RoleViewer}
 	a, err := h.conf.Decide(t.Context(), signedIn, "org_a", link.ApprovalID, true)
 	if err != nil {
@@ -199,7 +199,7 @@ func testCancel(t *testing.T, h *harness) {
 // decided; nothing runs.
 func testExpired(t *testing.T, h *harness) {
 	link := h.link(callReq{caps: capsNone})
-	h.clock.Add(DefaultApprovalTTL)
+	h.clock.Advance(DefaultApprovalTTL)
 	a, err := h.conf.Approval(t.Context(), "org_a", link.ApprovalID)
 	if err != nil || a.Status != store.ApprovalExpired {
 		t.Errorf("Approval after expiry: %+v, %v", a, err)

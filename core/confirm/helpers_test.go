@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/internal/fakeclock"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/origin"
 	"github.com/kobana/kadu/core/store"
@@ -39,24 +40,6 @@ func forEachBackend(t *testing.T, tests map[string]func(t *testing.T, h *harness
 	storetest.EachBackend(t, tests, func(t *testing.T, b storetest.Backend) *harness { return newHarness(t, b) })
 }
 
-// clock is an injectable clock; it moves only when a test says so.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // testKey returns a 32-byte key filled with b.
 func testKey(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 
@@ -77,7 +60,7 @@ var (
 // harness is one Confirmer over one store, behind the real engine.
 type harness struct {
 	t      testing.TB
-	clock  *clock
+	clock  *fakeclock.Clock
 	db     *store.DB
 	next   *fakeNext
 	conf   *Confirmer
@@ -89,7 +72,7 @@ type harness struct {
 
 func newHarness(t testing.TB, b storetest.Backend) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: &clock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}, logs: &bytes.Buffer{}}
+	h := &harness{t: t, clock: fakeclock.New(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)), logs: &bytes.Buffer{}}
 	h.db = b.Open(t, store.Options{MaxConns: 8, Now: h.clock.Now})
 	h.next = &fakeNext{db: h.db}
 	h.conf = h.newConfirmer(testKey(1))

@@ -85,7 +85,7 @@ func testAcceptRunsOnce(t *testing.T, h *harness) {
 func testReplayReturnsOutcome(t *testing.T, h *harness) {
 	state := h.ask(callReq{})
 	first := h.call(callReq{state: state, responses: accept})
-	h.clock.Add(4 * time.Minute)
+	h.clock.Advance(4 * time.Minute)
 	for _, responses := range []string{accept, declineIt, cancelIt} {
 		again := h.call(callReq{state: state, responses: responses})
 		if string(again.Result) != string(first.Result) {
@@ -94,7 +94,7 @@ func testReplayReturnsOutcome(t *testing.T, h *harness) {
 	}
 	h.ranOnce("after replays")
 	// Past its lifetime the state is refused like any expired one.
-	h.clock.Add(time.Minute)
+	h.clock.Advance(time.Minute)
 	h.call(callReq{state: state, responses: accept}).wantInvalidState(t, "replay after expiry")
 	h.ranOnce("after a late replay")
 }
@@ -162,7 +162,7 @@ func testStateFailures(t *testing.T, h *harness) {
 		{name: "not base64", state: func(string) string { return statePrefix + "!!!" }},
 		{name: "empty body", state: func(string) string { return statePrefix }},
 		{name: "too long", state: func(s string) string { return s + strings.Repeat("A", maxStateLen) }},
-		{name: "expired", setup: func() { h.clock.Add(DefaultStateTTL) }},
+		{name: "expired", setup: func() { h.clock.Advance(DefaultStateTTL) }},
 		{name: "another person", retry: callReq{as: bob}},
 		{name: "same subject at another issuer", retry: callReq{as: dave}},
 		{name: "same person in another organisation", retry: callReq{as: erin}},

@@ -70,9 +70,9 @@ func testStaleClaimAnsweredOnce(t *testing.T, h *harness) {
 	state := h.ask(callReq{})
 	nonce := h.claimDead(state)
 	wantStillRunning(t, "at once", h.call(callReq{state: state, responses: accept}))
-	h.clock.Add(DefaultRunLimit - time.Second)
+	h.clock.Advance(DefaultRunLimit - time.Second)
 	wantStillRunning(t, "a second before the run limit", h.call(callReq{state: state, responses: accept}))
-	h.clock.Add(time.Second)
+	h.clock.Advance(time.Second)
 	first := h.call(callReq{state: state, responses: accept})
 	wantInterrupted(t, "at the run limit", first)
 	if !strings.Contains(h.logs.String(), "recorded it as interrupted") {
@@ -100,7 +100,7 @@ func testStaleClaimAnsweredOnce(t *testing.T, h *harness) {
 func testInterruptedRetriesAgree(t *testing.T, h *harness) {
 	state := h.ask(callReq{})
 	h.claimDead(state)
-	h.clock.Add(DefaultRunLimit)
+	h.clock.Advance(DefaultRunLimit)
 	replicas := []http.Handler{h.engine, newEngine(t, h.newConfirmer(testKey(1))), newEngine(t, h.newConfirmer(testKey(1)))}
 	const senders = 9
 	answers := make([]rpcResult, senders)
@@ -132,7 +132,7 @@ func testSlowRunKeepsRecordedAnswer(t *testing.T, h *harness) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the accepted call did not reach Next within 30 s")
 	}
-	h.clock.Add(DefaultRunLimit)
+	h.clock.Advance(DefaultRunLimit)
 	other := newEngine(t, h.newConfirmer(testKey(1)))
 	retry := h.callOn(other, callReq{state: state, responses: accept})
 	wantInterrupted(t, "retry past the run limit", retry)
@@ -160,12 +160,12 @@ func testStaleApproval(t *testing.T, h *harness) {
 	if _, err := h.db.DecideApproval(t.Context(), "org_a", link.ApprovalID, store.ApprovalApproved, h.clock.Now()); err != nil {
 		t.Fatalf("DecideApproval: %v", err)
 	}
-	h.clock.Add(DefaultRunLimit - time.Second)
+	h.clock.Advance(DefaultRunLimit - time.Second)
 	a, err := h.conf.Approval(t.Context(), "org_a", link.ApprovalID)
 	if err != nil || a.Status != store.ApprovalApproved || a.Outcome != nil {
 		t.Fatalf("before the run limit: %s with outcome %s, %v; want approved, running", a.Status, a.Outcome, err)
 	}
-	h.clock.Add(time.Second)
+	h.clock.Advance(time.Second)
 	a, err = h.conf.Approval(t.Context(), "org_a", link.ApprovalID)
 	if err != nil || a.Status != store.ApprovalFailed || !strings.Contains(string(a.Outcome), "stopped before it recorded the outcome") ||
 		!strings.Contains(string(a.Outcome), `"isError":true`) {
@@ -202,7 +202,7 @@ func testSlowApprovedRun(t *testing.T, h *harness) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the approved call did not reach Next within 30 s")
 	}
-	h.clock.Add(DefaultRunLimit)
+	h.clock.Advance(DefaultRunLimit)
 	read, err := h.newConfirmer(testKey(1)).Approval(t.Context(), "org_a", link.ApprovalID)
 	if err != nil || read.Status != store.ApprovalFailed {
 		t.Fatalf("read past the run limit: %s, %v; want failed", read.Status, err)

@@ -40,7 +40,7 @@ func testMetricsEvents(t *testing.T, h *harness) {
 	state = h.ask(callReq{})
 	h.call(callReq{state: state, responses: declineIt})
 	state = h.ask(callReq{})
-	h.clock.Add(DefaultStateTTL + time.Second)
+	h.clock.Advance(DefaultStateTTL + time.Second)
 	h.call(callReq{state: state, responses: accept}).wantInvalidState(t, "an expired state")
 	h.call(callReq{state: statePrefix + "forged", responses: accept}).wantInvalidState(t, "a forged state")
 
@@ -49,7 +49,7 @@ func testMetricsEvents(t *testing.T, h *harness) {
 		t.Fatalf("Decide: %v", err)
 	}
 	link = h.link(callReq{caps: capsNone})
-	h.clock.Add(DefaultApprovalTTL)
+	h.clock.Advance(DefaultApprovalTTL)
 	if _, err := h.conf.Decide(t.Context(), alice, "org_a", link.ApprovalID, true); err == nil {
 		t.Fatal("Decide after expiry succeeded")
 	}
