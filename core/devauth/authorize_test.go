@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kobana/kadu/core/internal/fakeclock"
 )
 
 func TestAuthorizeErrors(t *testing.T) {
@@ -132,7 +134,7 @@ func TestConsentPage(t *testing.T) {
 }
 
 func TestConsentDecisions(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New(time.Now())
 	env := newTestEnv(t, func(o *Options) { o.Now = clock.Now })
 	redirect := "http://127.0.0.1:40000/cb"
 	cl := env.publicClient(t, redirect)

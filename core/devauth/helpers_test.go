@@ -12,9 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -233,24 +231,4 @@ func (env *testEnv) approvedCode(t *testing.T, clientID, redirect, challenge str
 		t.Fatalf("consent redirected with error %q: %s", loc.Query().Get("error"), loc.Query().Get("error_description"))
 	}
 	return loc.Query().Get("code")
-}
-
-// fakeClock is a settable clock for Options.Now, safe for concurrent use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Now()} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/kobana/kadu/core/internal/fakeclock"
 )
 
 // tokenClaims are the claims tests read from an access token.
@@ -135,7 +137,7 @@ func TestAuthorizationCodeRefused(t *testing.T) {
 }
 
 func TestCodeExpires(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New(time.Now())
 	env := newTestEnv(t, func(o *Options) { o.Now = clock.Now })
 	redirect := "http://127.0.0.1:33418/callback"
 	cl := env.publicClient(t, redirect)
