@@ -48,9 +48,9 @@ func TestServeRefusesInvalidConfig(t *testing.T) {
 		want string
 	}{
 		{"non-loopback without issuer", []string{"--addr", "0.0.0.0:8080"}, "configure auth.issuer"},
-		{"bad addr", []string{"--addr", "8080"}, `addr: "8080" is not host:port`},
-		{"bad log level", []string{"--log-level", "loud"}, `log.level: "loud" is not allowed (want one of debug, info, warn, error)`},
-		{"bad mcp path", []string{"--mcp-path", "mcp/"}, "mcp_path:"},
+		{"bad addr", []string{"--addr", "8080"}, `addr (flag --addr): "8080" is not host:port`},
+		{"bad log level", []string{"--log-level", "loud"}, `log.level (flag --log-level): "loud" is not allowed (want one of debug, info, warn, error)`},
+		{"bad mcp path", []string{"--mcp-path", "mcp/"}, "mcp_path (flag --mcp-path):"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
