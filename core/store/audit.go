@@ -1,0 +1,195 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// The audit trail (docs/audit.md): an append-only record of what was done,
+// by whom, through which client. Each organisation's events form one hash
+// chain (Seq 1, 2, 3… with each event carrying the hash of the one before);
+// installation-wide events (bundles, configuration) form the chain of
+// InstallationChain. An event is written in the same transaction as the
+// change it records: the caller attaches it to the context (WithAudit) and
+// the first transaction that commits on that context appends it; an event
+// that records no change (a refusal, a decline) is appended alone
+// (AppendAudit).
+
+// PrefixAudit prefixes audit event ids.
+const PrefixAudit = "aud_"
+
+// InstallationChain is the OrgID of events that belong to no organisation:
+// bundle loads, swaps, refusals and quarantines, configuration reloads. No
+// organisation id can be empty, so the chain cannot collide with one.
+const InstallationChain = ""
+
+// Audit actions: what an event records.
+const (
+	AuditRESTWrite           = "rest.write"            // a write route of /api/v1, through any surface
+	AuditToolCall            = "tool.call"             // a destructive tool call (its route write is recorded too)
+	AuditConfirmAccepted     = "confirmation.accepted" // in-chat confirmation accepted
+	AuditConfirmDeclined     = "confirmation.declined" // in-chat confirmation declined or cancelled
+	AuditApprovalIssued      = "approval.issued"       // approval link issued
+	AuditApprovalApproved    = "approval.approved"
+	AuditApprovalCancelled   = "approval.cancelled"
+	AuditApprovalExpired     = "approval.expired"
+	AuditApprovalSignIn      = "approval_page.sign_in" // sign-in to the approval page
+	AuditWebhookSecretRotate = "webhook.secret_rotated"
+	AuditBundleLoaded        = "bundle.loaded"
+	AuditBundleSwapped       = "bundle.swapped"
+	AuditBundleRefused       = "bundle.refused"
+	AuditBundleQuarantined   = "bundle.quarantined"
+	AuditConfigReloaded      = "config.reloaded"
+)
+
+// Audit surfaces: where the action came in.
+const (
+	SurfaceMCP      = "mcp"
+	SurfaceREST     = "rest"
+	SurfaceApproval = "approval_page"
+	SurfaceSystem   = "system" // the server itself: jobs, reloads, the bundle watcher
+)
+
+// Audit outcomes.
+const (
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"   // refused or failed: Status and Detail say why
+	OutcomeDeclined  = "declined" // a person said no, or let it expire
+)
+
+// AuditRecord is what a caller records; the store adds the id, the time
+// (when zero), the sequence number and the hashes.
+type AuditRecord struct {
+	OrgID      string // InstallationChain for installation-wide events
+	Action     string // Audit… constants
+	Surface    string // Surface… constants
+	Issuer     string // principal's "iss"; empty for the system
+	Subject    string // principal's "sub"
+	Role       string
+	Scopes     []string
+	ClientID   string // OAuth client id
+	ClientName string // the client's reported name (MCP clientInfo.name), if any
+	Tool       string // MCP tool name, if any
+	Route      string // "METHOD /api/v1/pattern", if any
+	ResourceID string // the object acted on, if known (tsk_…, apr_…, bundle name)
+	ArgsDigest string // canonjson.Digest of the arguments, secrets removed; "" when none
+	Outcome    string // Outcome… constants
+	Status     int    // HTTP status or 0
+	Detail     string // short human text: reason for a refusal, bundle version, …
+	RequestID  string
+	TraceID    string
+	OccurredAt time.Time // zero: the store's clock
+}
+
+// AuditEvent is one stored event of a chain.
+type AuditEvent struct {
+	AuditRecord
+	ID       string
+	Seq      int64
+	PrevHash string // hex sha256 of the previous event of the chain; the checkpoint's, or "" for the first
+	Hash     string // hex sha256 over PrevHash and the canonical JSON of the event (docs/audit.md#the-hash)
+}
+
+// AuditFilter narrows ListAudit. Zero fields match everything.
+type AuditFilter struct {
+	Since   time.Time // inclusive
+	Until   time.Time // exclusive
+	Subject string    // principal's subject
+	Tool    string
+	Route   string
+	Action  string
+	Outcome string
+}
+
+// AuditBreak is the first broken link VerifyAudit found in a chain.
+type AuditBreak struct {
+	OrgID  string
+	Seq    int64  // the event where the chain breaks
+	ID     string // its id, when the row exists
+	Reason string // "hash does not match the event's contents (edited)", "missing (deleted)", …
+}
+
+func (b *AuditBreak) Error() string {
+	return "audit chain of " + b.OrgID + " broken at seq " + strconv.FormatInt(b.Seq, 10) + ": " + b.Reason
+}
+
+// AuditCheckpoint stands for the purged head of a chain: the last purged
+// event's seq and hash, signed (Ed25519, a key derived from the secret keys)
+// so that verification can start from it.
+type AuditCheckpoint struct {
+	OrgID     string
+	Seq       int64
+	Hash      string
+	PublicKey []byte
+	Signature []byte
+	CreatedAt time.Time
+}
+
+// ErrAuditNotImplemented is returned until the audit store lands.
+var ErrAuditNotImplemented = errors.New("store: audit trail not implemented yet")
+
+type auditKey struct{}
+
+// PendingAudit is a record waiting for the transaction of the change it
+// records. Appended reports whether a committed transaction took it.
+type PendingAudit struct {
+	Record   AuditRecord
+	appended bool
+}
+
+// Appended reports whether a committed transaction has appended the record.
+func (p *PendingAudit) Appended() bool { return p != nil && p.appended }
+
+// WithAudit returns ctx carrying rec: the first transaction that commits on
+// the returned context (DB.InTx, or any write method of DB) appends rec to
+// its chain within itself. If none does, the caller appends it itself
+// (AppendAudit) after checking p.Appended().
+func WithAudit(ctx context.Context, rec AuditRecord) (context.Context, *PendingAudit) {
+	p := &PendingAudit{Record: rec}
+	return context.WithValue(ctx, auditKey{}, p), p
+}
+
+// AppendAudit appends rec to its chain and returns the stored event. On a Tx
+// it runs in that transaction.
+func (o *ops) AppendAudit(ctx context.Context, rec AuditRecord) (AuditEvent, error) {
+	return AuditEvent{}, ErrAuditNotImplemented
+}
+
+// ListAudit returns a page of orgID's events matching f, newest first
+// (cursor: Before = the last item's id).
+func (o *ops) ListAudit(ctx context.Context, orgID string, f AuditFilter, p ListParams) (Page[AuditEvent], error) {
+	return Page[AuditEvent]{}, ErrAuditNotImplemented
+}
+
+// GetAudit returns orgID's event id.
+func (o *ops) GetAudit(ctx context.Context, orgID, id string) (AuditEvent, error) {
+	return AuditEvent{}, ErrAuditNotImplemented
+}
+
+// ExportAudit calls fn with each of orgID's events at or after since, in
+// chain order (oldest first), streaming.
+func (o *ops) ExportAudit(ctx context.Context, orgID string, since time.Time, fn func(AuditEvent) error) error {
+	return ErrAuditNotImplemented
+}
+
+// AuditChains returns the organisation ids that have an audit chain,
+// InstallationChain included when it has events.
+func (o *ops) AuditChains(ctx context.Context) ([]string, error) {
+	return nil, ErrAuditNotImplemented
+}
+
+// VerifyAudit recomputes orgID's chain from its checkpoint (if any) to its
+// head and returns the number of events checked, and an *AuditBreak naming
+// the first broken link, or nil.
+func (o *ops) VerifyAudit(ctx context.Context, orgID string) (checked int64, brk *AuditBreak, err error) {
+	return 0, nil, ErrAuditNotImplemented
+}
+
+// PurgeAudit deletes orgID's events that occurred before cutoff, leaving a
+// signed checkpoint of the last one deleted, in one transaction, and
+// returns how many it deleted.
+func (o *ops) PurgeAudit(ctx context.Context, orgID string, cutoff time.Time) (int64, error) {
+	return 0, ErrAuditNotImplemented
+}
