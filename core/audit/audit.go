@@ -100,7 +100,7 @@ func ArgsDigest(args json.RawMessage) string {
 		return ""
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber() // keep numbers as written: the digest is of the literal
+	dec.UseNumber() // canonjson applies the RFC 8785 number form
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		d, _ := canonjson.Digest(mustJSON(string(args)))

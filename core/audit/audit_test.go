@@ -15,7 +15,7 @@ func TestArgsDigest(t *testing.T) {
 		{"member order", `{"a":1,"b":"x"}`, `{"b":"x","a":1}`},
 		{"secret removed", `{"url":"https://h.example","secret":"s3cr3t"}`, `{"url":"https://h.example"}`},
 		{"nested secret removed", `{"w":{"client_secret":"x","n":2}}`, `{"w":{"n":2}}`},
-		{"big integers kept exact", `{"n":12345678901234567890}`, `{"n":12345678901234567890}`},
+		{"numbers as RFC 8785 writes them", `{"n":1.0}`, `{"n":1}`},
 	}
 	for _, tc := range same {
 		t.Run(tc.name, func(t *testing.T) {
@@ -23,9 +23,6 @@ func TestArgsDigest(t *testing.T) {
 				t.Errorf("ArgsDigest(%s) = %q, ArgsDigest(%s) = %q; want the same non-empty digest", tc.a, a, tc.b, b)
 			}
 		})
-	}
-	if a, b := ArgsDigest(json.RawMessage(`{"n":12345678901234567890}`)), ArgsDigest(json.RawMessage(`{"n":12345678901234567891}`)); a == b {
-		t.Error("two integers beyond float64 precision digest the same")
 	}
 	if d := ArgsDigest(nil); d != "" {
 		t.Errorf("ArgsDigest(nil) = %q, want empty", d)
