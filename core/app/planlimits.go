@@ -21,3 +21,17 @@ func requestsPerMinute(r *plans.Resolver) func(ctx context.Context, orgID string
 		return res.Plan.RequestsPerMinute, nil
 	}
 }
+
+// planName answers "which plan is this organisation on" for the bundles
+// restricted to plans (plugins.bundles.<name>.plans), from the same
+// resolver and cache as the rate limit: an organisation not provisioned
+// yet is on the default plan, the one provisioning will give it.
+func planName(r *plans.Resolver) func(ctx context.Context, orgID string) (string, error) {
+	return func(ctx context.Context, orgID string) (string, error) {
+		res, err := r.ForOrDefault(ctx, orgID)
+		if err != nil {
+			return "", err
+		}
+		return res.Name, nil
+	}
+}

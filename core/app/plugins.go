@@ -37,6 +37,7 @@ func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 			Limits:    plugin.Limits{Limits: b.Limits, IdleTTL: cfg.Plugins.IdleTTL},
 			Config:    b.SettingsMap(),
 			Required:  b.Required,
+			Audience:  plugin.Audience{Organisations: b.Organisations, Plans: b.Plans},
 		}
 		if b.Path == "" && config.IsFirstParty(name) {
 			if bc.Wasm = modules[name]; bc.Wasm == nil {
@@ -119,6 +120,7 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 		Logger:         a.log,
 		Metrics:        a.metrics,
 		TracerProvider: a.tracing.Provider(),
+		PlanOf:         planName(a.backend.plans),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)

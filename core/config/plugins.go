@@ -130,7 +130,24 @@ type Bundle struct {
 	// Settings are the bundle's own configuration, "key=value" entries the
 	// bundle reads with config_get.
 	Settings []string `koanf:"settings"`
+
+	// Organisations are the organisation ids that see the bundle, besides
+	// the organisations on a plan listed in Plans. Both unset (the
+	// default): every organisation. A list set but empty
+	// matches nobody, so `organisations: []` with no plans loads the bundle
+	// without showing it to anyone. Its tools, resources, prompts and
+	// completions are absent for everyone else, as if they did not exist
+	// (docs/reference/bundles.md#who-sees-a-bundle).
+	Organisations []string `koanf:"organisations"`
+
+	// Plans are the plan names (plans.<name>) whose organisations see the
+	// bundle, besides those listed in Organisations. Unset: none by plan.
+	Plans []string `koanf:"plans"`
 }
+
+// Restricted reports whether b is shown only to some organisations: its
+// organisations or its plans are set (an empty list counts as set).
+func (b Bundle) Restricted() bool { return b.Organisations != nil || b.Plans != nil }
 
 // WithDefaults fills the zero limits and the isolation of b.
 func (b Bundle) WithDefaults() Bundle {

@@ -93,6 +93,12 @@ func TestConfigReferenceMatchesKaduYAML(t *testing.T) {
 			t.Errorf("%s sets %s, which the reference does not list", path, key)
 			continue
 		}
+		if v == nil { // ~: listed, keeping a default that is no value at all
+			if !strings.Contains(r.Default, unsetDefault) {
+				t.Errorf("%s: %s is ~ (unset); the reference's default is %s", path, key, r.Default)
+			}
+			continue
+		}
 		typ := keyType(generic)
 		val, _, msg := decode(key, typ, v)
 		if msg != "" {
@@ -127,6 +133,13 @@ func TestConfigReferenceMatchesKaduYAML(t *testing.T) {
 var firstPartySpecific = map[string]bool{
 	"enabled": true, "required": true, "path": true, "sha256": true, "routes": true, "settings": true,
 }
+
+// audienceFields are the Bundle fields whose default is unset, which
+// means something other than an empty list (Bundle.Restricted).
+var audienceFields = map[string]bool{"Organisations": true, "Plans": true}
+
+// unsetDefault is the default shown for a key whose default is unset.
+const unsetDefault = "unset (every organisation)"
 
 // genericKey spells the key of a map entry with the placeholder:
 // "plans.team.retention" → "plans.<name>.retention", "team".
@@ -209,7 +222,12 @@ func referenceRows(t *testing.T, root string) []refRow {
 func mapDefaults(key string) func(index []int) string {
 	return func(index []int) string {
 		if key == "plugins.bundles" {
-			return "`" + renderValue(reflect.ValueOf(Bundle{}.WithDefaults()).FieldByIndex(index)) + "`"
+			v := reflect.ValueOf(Bundle{}.WithDefaults()).FieldByIndex(index)
+			if audienceFields[reflect.TypeFor[Bundle]().FieldByIndex(index).Name] {
+				// Unset and empty differ here: unset is everyone, [] nobody.
+				return unsetDefault
+			}
+			return "`" + renderValue(v) + "`"
 		}
 		plans := Defaults().Plans
 		var parts []string

@@ -118,6 +118,7 @@ func (c *Config) Validate() error {
 	p.webhooks(&c.Webhooks)
 	p.rateLimits(&c.RateLimits, c.Store.Driver)
 	p.plugins(&c.Plugins)
+	p.bundleAudiences(&c.Plugins, c.Plans)
 	p.confirm(&c.Confirm)
 	p.replicas(c)
 	p.tracing(&c.Tracing)

@@ -11,44 +11,37 @@ import (
 )
 
 // The Catalog side of the Registry. Listings return the current snapshot's
-// slices as they are (the engine filters by access and never writes them);
+// slices as they are, or the view of the bundles the caller's organisation
+// sees (audience.go); the engine filters by access and never writes them;
 // calls acquire the version serving the entry, so a call that starts on a
 // version finishes on it whatever Reload does meanwhile.
 
-// Tools implements mcp.Catalog.
-func (r *Registry) Tools(context.Context, *auth.Principal) ([]mcp.Tool, error) {
-	s := r.snap.Load()
-	if s.closed {
-		return nil, ErrClosed
-	}
-	return s.toolList, nil
+// Tools implements mcp.Catalog: those of the bundles p's organisation
+// sees.
+func (r *Registry) Tools(ctx context.Context, p *auth.Principal) ([]mcp.Tool, error) {
+	v, err := r.currentView(ctx, p)
+	return v.tools, err
 }
 
-// Resources implements mcp.Catalog.
-func (r *Registry) Resources(context.Context, *auth.Principal) ([]mcp.Resource, error) {
-	s := r.snap.Load()
-	if s.closed {
-		return nil, ErrClosed
-	}
-	return s.resourceList, nil
+// Resources implements mcp.Catalog: those of the bundles p's organisation
+// sees.
+func (r *Registry) Resources(ctx context.Context, p *auth.Principal) ([]mcp.Resource, error) {
+	v, err := r.currentView(ctx, p)
+	return v.resources, err
 }
 
-// ResourceTemplates implements mcp.Catalog.
-func (r *Registry) ResourceTemplates(context.Context, *auth.Principal) ([]mcp.ResourceTemplate, error) {
-	s := r.snap.Load()
-	if s.closed {
-		return nil, ErrClosed
-	}
-	return s.templateList, nil
+// ResourceTemplates implements mcp.Catalog: those of the bundles p's organisation
+// sees.
+func (r *Registry) ResourceTemplates(ctx context.Context, p *auth.Principal) ([]mcp.ResourceTemplate, error) {
+	v, err := r.currentView(ctx, p)
+	return v.templates, err
 }
 
-// Prompts implements mcp.Catalog.
-func (r *Registry) Prompts(context.Context, *auth.Principal) ([]mcp.Prompt, error) {
-	s := r.snap.Load()
-	if s.closed {
-		return nil, ErrClosed
-	}
-	return s.promptList, nil
+// Prompts implements mcp.Catalog: those of the bundles p's organisation
+// sees.
+func (r *Registry) Prompts(ctx context.Context, p *auth.Principal) ([]mcp.Prompt, error) {
+	v, err := r.currentView(ctx, p)
+	return v.prompts, err
 }
 
 type toolCallParams struct {
@@ -62,9 +55,16 @@ type toolCallParams struct {
 // correct its arguments). An unknown tool is -32602.
 func (r *Registry) CallTool(ctx context.Context, p *auth.Principal, call *mcp.ToolCall) (*mcp.ToolResult, error) {
 	name := call.Tool.Name
+	w, err := r.callerViewer(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	var def *toolDef
 	v, err := r.acquire(func(s *snapshot) *version {
 		ref := s.tools[name]
+		if ref.v == nil || !s.sees(ref.v, w) {
+			return nil
+		}
 		def = ref.def
 		return ref.v
 	})
@@ -160,9 +160,13 @@ func decodeToolResult(v *version, req *request, def *toolDef, out []byte) (*mcp.
 // template that matches, routes the read to its bundle. A URI nobody
 // serves, or that p may not see, is mcp.ErrResourceNotFound.
 func (r *Registry) ReadResource(ctx context.Context, p *auth.Principal, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	w, err := r.callerViewer(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	var access mcp.Access
 	v, err := r.acquire(func(s *snapshot) *version {
-		v, acc, _ := s.resolveURI(req.URI)
+		v, acc := s.resolveURIFor(req.URI, w)
 		access = acc
 		return v
 	})
@@ -218,7 +222,16 @@ type promptParams struct {
 // GetPrompt implements mcp.Catalog for a prompt the engine resolved.
 func (r *Registry) GetPrompt(ctx context.Context, p *auth.Principal, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	name := req.Prompt.Name
-	v, err := r.acquire(func(s *snapshot) *version { return s.prompts[name] })
+	w, err := r.callerViewer(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	v, err := r.acquire(func(s *snapshot) *version {
+		if v := s.prompts[name]; v != nil && s.sees(v, w) {
+			return v
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -288,11 +301,15 @@ type completeParams struct {
 // template answers, when its manifest says "completions": true. A ref
 // nobody serves, or that p may not use, gets no suggestions.
 func (r *Registry) Complete(ctx context.Context, p *auth.Principal, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	w, err := r.callerViewer(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	var access mcp.Access
 	v, err := r.acquire(func(s *snapshot) *version {
 		switch req.Ref.Type {
 		case "ref/prompt":
-			if v := s.prompts[req.Ref.Name]; v != nil {
+			if v := s.prompts[req.Ref.Name]; v != nil && s.sees(v, w) {
 				for _, pr := range v.man.prompts {
 					if pr.Name == req.Ref.Name {
 						access = pr.Access
@@ -302,12 +319,12 @@ func (r *Registry) Complete(ctx context.Context, p *auth.Principal, req *mcp.Com
 			}
 		case "ref/resource":
 			for _, t := range s.templates {
-				if t.def.entry.URITemplate == req.Ref.URI {
+				if t.def.entry.URITemplate == req.Ref.URI && s.sees(t.v, w) {
 					access = t.def.entry.Access
 					return t.v
 				}
 			}
-			if res, ok := s.resources[req.Ref.URI]; ok {
+			if res, ok := s.resources[req.Ref.URI]; ok && s.sees(res.v, w) {
 				access = res.res.Access
 				return res.v
 			}

@@ -58,6 +58,9 @@ type BundleConfig struct {
 	// failed by Status, and the others serve. Reload ignores it (a failed
 	// reload never unloads a working version).
 	Required bool
+	// Audience says which organisations see the bundle; the zero value is
+	// every organisation. Changing it keeps the loaded version.
+	Audience Audience
 }
 
 // Limits bound a bundle's instances and calls: the configured per-bundle
@@ -153,6 +156,9 @@ type Options struct {
 	// Metrics counts instantiations, calls, faults and reloads
 	// (metrics.go). Nil: none.
 	Metrics Metrics
+	// PlanOf resolves an organisation's plan for the bundles whose
+	// Audience lists plans. Nil: such lists match no organisation.
+	PlanOf PlanOf
 }
 
 // bundleNameRE is the bundle name rule, which manifests are held to too.

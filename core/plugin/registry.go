@@ -47,6 +47,7 @@ type Registry struct {
 	tracer     trace.Tracer
 	stopSweep  context.CancelFunc
 	metrics    Metrics // never nil
+	planOf     PlanOf  // nil: plan audiences match nobody
 
 	snap     atomic.Pointer[snapshot] // read without locks by every call
 	runtimes atomic.Int64             // open wazero runtimes, for tests and status
@@ -103,6 +104,7 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 		budget: newBudget(set), reloadCfg: opts.ReloadConfig, forced: make(chan struct{}),
 		metrics: metricsOrNone(opts.Metrics),
 		tracer:  tracerOf(opts.TracerProvider),
+		planOf:  opts.PlanOf,
 	}
 	r.failures.Store(&map[string]failure{})
 	r.snap.Store(newSnapshot().seal())
@@ -214,6 +216,7 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		r.set.log.LogAttrs(ctx, slog.LevelInfo, "bundle loaded", slog.String("bundle", c.v.id),
 			slog.String("path", c.v.cfg.Path), slog.String("sha256", c.v.sha))
 	}
+	next.setAudiences(bundles)
 	r.snap.Store(next.seal())
 	r.failures.Store(&failures)
 	for _, v := range old.versions {
@@ -390,6 +393,8 @@ type BundleStatus struct {
 	QuarantinedUntil *time.Time `json:"quarantined_until,omitempty"`
 	LoadedAt         *time.Time `json:"loaded_at,omitempty"`
 	Isolation        string     `json:"isolation"`
+	Organisations    []string   `json:"organisations"`  // who sees it (Audience); both null: everyone
+	Plans            []string   `json:"plans"`          // null: none by plan
 	Pools            int        `json:"pools"`          // organisations with a pool
 	IdleInstances    int        `json:"idle_instances"` // pooled, ready
 	Instances        int64      `json:"instances"`      // live, busy ones included
@@ -413,7 +418,8 @@ func (r *Registry) Status() []BundleStatus {
 	failures := *r.failures.Load()
 	now := r.set.now()
 	var out []BundleStatus
-	for _, v := range r.snap.Load().versions {
+	snap := r.snap.Load()
+	for _, v := range snap.versions {
 		faults, until := v.breaker.state(now)
 		loaded := v.loadedAt
 		st := BundleStatus{
@@ -421,6 +427,8 @@ func (r *Registry) Status() []BundleStatus {
 			Required: v.cfg.Required, LoadedAt: &loaded, Isolation: v.cfg.Isolation, Instances: v.instances.Load(), InFlight: v.inFlight(),
 			Calls: v.calls.Load(), Faults: faults, APICalls: v.apiCalls.Load(), MemoryBytes: v.memBytes.Load(),
 		}
+		aud := snap.audienceOf(v)
+		st.Organisations, st.Plans = aud.Organisations, aud.Plans
 		if !until.IsZero() {
 			st.State, st.QuarantinedUntil = StateQuarantined, &until
 		}
@@ -439,7 +447,8 @@ func (r *Registry) Status() []BundleStatus {
 			continue
 		}
 		failed = append(failed, BundleStatus{Name: name, SHA256: f.cfg.SHA256, Path: f.cfg.Path, State: StateFailed, Required: f.cfg.Required,
-			LastError: f.err.Error(), Isolation: f.cfg.Isolation})
+			LastError: f.err.Error(), Isolation: f.cfg.Isolation,
+			Organisations: f.cfg.Audience.Organisations, Plans: f.cfg.Audience.Plans})
 	}
 	slices.SortFunc(failed, func(a, b BundleStatus) int { return strings.Compare(a.Name, b.Name) })
 	return append(out, failed...)

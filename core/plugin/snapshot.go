@@ -26,6 +26,8 @@ type snapshot struct {
 	resourceList []mcp.Resource
 	templateList []mcp.ResourceTemplate
 	promptList   []mcp.Prompt
+
+	aud audiences // who sees the restricted versions (audience.go)
 }
 
 type toolRef struct {
