@@ -88,9 +88,14 @@ type view struct {
 func (s *snapshot) setAudiences(bundles []BundleConfig) {
 	s.aud.by = map[*version]*audience{}
 	n := 0
+	seen := map[string]bool{}
 	for _, b := range bundles {
 		v := s.byName[b.Name]
-		if v == nil || !b.Audience.Restricted() || s.aud.by[v] != nil {
+		if seen[b.Name] || v == nil { // the first entry of a name is the one Reload serves
+			continue
+		}
+		seen[b.Name] = true
+		if !b.Audience.Restricted() {
 			continue
 		}
 		a := compileAudience(b.Audience)
@@ -123,6 +128,9 @@ type viewer struct {
 // viewerOf resolves p's plan only when s has an audience listing plans,
 // so a server without plan audiences never looks one up.
 func (r *Registry) viewerOf(ctx context.Context, s *snapshot, p *auth.Principal) (viewer, error) {
+	if p == nil { // no caller: only what everyone sees
+		return viewer{}, nil
+	}
 	w := viewer{org: p.OrgID}
 	if !s.aud.needPlan || r.planOf == nil || p.OrgID == "" {
 		return w, nil
