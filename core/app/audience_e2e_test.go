@@ -75,13 +75,14 @@ type audienceWorld struct {
 // startAudienceServer serves the partner bundle alone (the first-party
 // bundles are off: what they list is not what is tested), restricted to
 // orgListed and the team plan, with orgTeam provisioned on team.
-func startAudienceServer(t *testing.T) *audienceWorld {
+func startAudienceServer(t *testing.T, driver string) *audienceWorld {
 	t.Helper()
 	path := kadutest.BuildWasm(t, "testdata/audienceguest")
 	w := &audienceWorld{rl: &reloadable{}, tokens: map[string]string{}}
 	w.build = config.Bundle{Enabled: true, Path: path, SHA256: fileSHA256(t, path),
 		Organisations: []string{orgListed}, Plans: []string{"team"}}
 	w.srv = serveApp(t, func(c *config.Config) {
+		useDriver(t, c, driver)
 		for name, b := range c.Plugins.Bundles {
 			b.Enabled = false
 			c.Plugins.Bundles[name] = b
@@ -207,9 +208,15 @@ func (w *audienceWorld) sees(t *testing.T, e audienceEra, org string, want bool)
 // TestBundleAudienceOverHTTP: a bundle restricted to one organisation and
 // one plan is seen by exactly those, in both eras; a reload that changes
 // the audience takes effect at once, without a restart, and
-// GET /admin/plugins shows it.
+// GET /admin/plugins shows it. The plan comes from the store: SQLite and
+// PostgreSQL.
 func TestBundleAudienceOverHTTP(t *testing.T) {
-	w := startAudienceServer(t)
+	for _, driver := range []string{config.DriverSQLite, config.DriverPostgres} {
+		t.Run(driver, func(t *testing.T) { testBundleAudience(t, startAudienceServer(t, driver)) })
+	}
+}
+
+func testBundleAudience(t *testing.T, w *audienceWorld) {
 	want := map[string]bool{orgListed: true, orgOutside: false, orgTeam: true}
 	for _, e := range audienceEras {
 		for _, org := range []string{orgListed, orgOutside, orgTeam} {
