@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -277,4 +279,77 @@ func (r *reloadable) setBundle(name string, b config.Bundle) {
 	defer r.mu.Unlock()
 	r.cfg.Plugins.Bundles = maps.Clone(r.cfg.Plugins.Bundles)
 	r.cfg.Plugins.Bundles[name] = b
+}
+
+// BenchmarkToolsListAudienceHTTP measures the whole POST path of an
+// era-2026 tools/list, as BenchmarkToolsList, with the partner bundle
+// served to everyone and restricted by organisation and plan (the plan
+// read through the server's plan resolver and its cache), for an
+// organisation listed, one on the plan and one outside.
+//
+//	go test -run '^$' -bench ToolsListAudienceHTTP -benchmem ./core/app
+func BenchmarkToolsListAudienceHTTP(b *testing.B) {
+	path := kadutest.BuildWasm(b, "testdata/audienceguest")
+	sum := fileSHA256(b, path)
+	restricted := config.Bundle{Enabled: true, Path: path, SHA256: sum, Organisations: []string{orgListed}, Plans: []string{"team"}}
+	cases := []struct {
+		name   string
+		bundle config.Bundle
+		org    string
+	}{
+		{"none", config.Bundle{Enabled: true, Path: path, SHA256: sum}, orgOutside},
+		{"restricted/listed", restricted, orgListed},
+		{"restricted/by_plan", restricted, orgTeam},
+		{"restricted/outside", restricted, orgOutside},
+	}
+	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := config.Defaults()
+			cfg.DataDir = b.TempDir()
+			for name, bb := range cfg.Plugins.Bundles {
+				bb.Enabled = false
+				cfg.Plugins.Bundles[name] = bb
+			}
+			cfg.Plugins.Bundles["partner"] = c.bundle
+			cfg.Plugins.CacheDir = sharedWasmCache(b)
+			for name, p := range cfg.Plans { // what is measured is not the rate limit
+				p.RequestsPerMinute = 1 << 30
+				cfg.Plans[name] = p
+			}
+			a, err := New(context.Background(), &cfg, Options{Version: "bench", Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			// Provisioned, as an organisation is after its first call: the
+			// plan is then read from the resolver's cache.
+			for org, plan := range map[string]string{orgTeam: "team", orgListed: "developer", orgOutside: "developer"} {
+				if _, _, err := a.backend.db.EnsureOrg(context.Background(), org, plan); err != nil {
+					b.Fatal(err)
+				}
+			}
+			token, err := MintDevToken(&cfg, TokenOptions{OrgID: c.org, Scopes: []string{"kadu.read"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := a.Handler()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					r := httptest.NewRequest(http.MethodPost, cfg.MCPURL(), strings.NewReader(body))
+					r.Header.Set("Authorization", "Bearer "+token)
+					r.Header.Set("Content-Type", "application/json")
+					r.Header.Set("Accept", "application/json, text/event-stream")
+					r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+					r.Header.Set("Mcp-Method", "tools/list")
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, r)
+					if w.Code != http.StatusOK {
+						b.Fatalf("status %d: %s", w.Code, w.Body)
+					}
+				}
+			})
+		})
+	}
 }

@@ -132,7 +132,7 @@ func (r *Registry) viewerOf(ctx context.Context, s *snapshot, p *auth.Principal)
 		return viewer{}, nil
 	}
 	w := viewer{org: p.OrgID}
-	if !s.aud.needPlan || r.planOf == nil || p.OrgID == "" {
+	if !s.aud.needPlan || r.planOf == nil || p.OrgID == "" || !s.planDecides(p.OrgID) {
 		return w, nil
 	}
 	plan, err := r.planOf(ctx, p.OrgID)
@@ -141,6 +141,20 @@ func (r *Registry) viewerOf(ctx context.Context, s *snapshot, p *auth.Principal)
 	}
 	w.plan = plan
 	return w, nil
+}
+
+// planDecides reports whether org's plan could change what it sees: some
+// bundle lists plans and does not list org already. Then, and only then,
+// the plan is looked up (a cache hit, or a read for an organisation not
+// provisioned yet).
+func (s *snapshot) planDecides(org string) bool {
+	for _, v := range s.aud.list {
+		a := s.aud.by[v]
+		if _, listed := a.orgs[org]; len(a.plans) > 0 && !listed {
+			return true
+		}
+	}
+	return false
 }
 
 // sees reports whether w sees v in s.
