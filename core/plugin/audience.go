@@ -38,6 +38,7 @@ type audience struct {
 	plans map[string]struct{}
 	bit   uint64 // this bundle's bit in a view key; 0 past maxMaskBundles
 	src   Audience
+	v     *version
 }
 
 func compileAudience(a Audience) *audience {
@@ -67,7 +68,7 @@ const maxViews = 1024
 // lazily and are safe for concurrent use.
 type audiences struct {
 	by       map[*version]*audience // restricted versions only
-	list     []*version             // the keys of by, for a loop without map iteration
+	list     []*audience            // the values of by, for loops without map lookups
 	needPlan bool                   // some restricted version lists plans
 	views    sync.Map               // uint64 mask → *view
 	nviews   atomic.Int64
@@ -103,8 +104,9 @@ func (s *snapshot) setAudiences(bundles []BundleConfig) {
 			a.bit = 1 << n
 		}
 		n++
+		a.v = v
 		s.aud.by[v] = a
-		s.aud.list = append(s.aud.list, v)
+		s.aud.list = append(s.aud.list, a)
 		s.aud.needPlan = s.aud.needPlan || len(a.plans) > 0
 	}
 }
@@ -148,8 +150,7 @@ func (r *Registry) viewerOf(ctx context.Context, s *snapshot, p *auth.Principal)
 // the plan is looked up (a cache hit, or a read for an organisation not
 // provisioned yet).
 func (s *snapshot) planDecides(org string) bool {
-	for _, v := range s.aud.list {
-		a := s.aud.by[v]
+	for _, a := range s.aud.list {
 		if _, listed := a.orgs[org]; len(a.plans) > 0 && !listed {
 			return true
 		}
@@ -160,9 +161,11 @@ func (s *snapshot) planDecides(org string) bool {
 // sees reports whether w sees v in s.
 func (s *snapshot) sees(v *version, w viewer) bool {
 	a := s.aud.by[v]
-	if a == nil {
-		return true
-	}
+	return a == nil || a.admits(w)
+}
+
+// admits reports whether w is in the audience.
+func (a *audience) admits(w viewer) bool {
 	if _, ok := a.orgs[w.org]; ok && w.org != "" {
 		return true
 	}
@@ -182,9 +185,9 @@ func (s *snapshot) viewFor(w viewer) view {
 		return *s.buildView(w)
 	}
 	var mask uint64
-	for _, v := range s.aud.list {
-		if s.sees(v, w) {
-			mask |= s.aud.by[v].bit
+	for _, a := range s.aud.list {
+		if a.admits(w) {
+			mask |= a.bit
 		}
 	}
 	if cached, ok := s.aud.views.Load(mask); ok {
