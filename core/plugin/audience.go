@@ -38,7 +38,6 @@ type audience struct {
 	plans map[string]struct{}
 	bit   uint64 // this bundle's bit in a view key; 0 past maxMaskBundles
 	src   Audience
-	v     *version
 }
 
 func compileAudience(a Audience) *audience {
@@ -104,7 +103,6 @@ func (s *snapshot) setAudiences(bundles []BundleConfig) {
 			a.bit = 1 << n
 		}
 		n++
-		a.v = v
 		s.aud.by[v] = a
 		s.aud.list = append(s.aud.list, a)
 		s.aud.needPlan = s.aud.needPlan || len(a.plans) > 0
