@@ -190,3 +190,21 @@ func auditFind(t *testing.T, db *store.DB, org string, keep func(store.AuditEven
 		lp.Before = page.Items[len(page.Items)-1].ID
 	}
 }
+
+// TestAuditEventCarriesTraceID: with tracing on and the caller's trace
+// trusted, the route write a tool call makes is recorded with that trace's
+// id, so an auditor can go from the event to the request's spans.
+func TestAuditEventCarriesTraceID(t *testing.T) {
+	srv, _ := startTracedProduct(t, true, nil)
+	const org = "org_audit_traced"
+	token, err := MintDevToken(srv.cfg, TokenOptions{OrgID: org, Role: "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracedCall(t, srv, token, traceparent, "kadu_tasks_create", map[string]any{"name": "Traced",
+		"playbook": map[string]any{"version": 1, "steps": []any{map[string]any{"id": "mes", "type": "ask", "params": map[string]any{"prompt": "Qual mês?"}}}}})
+	evs := auditFind(t, srv.app.backend.db, org, func(ev store.AuditEvent) bool { return ev.Route == "POST /api/v1/tasks" })
+	if len(evs) != 1 || evs[0].TraceID != callerTrace {
+		t.Fatalf("events %+v, want one with trace id %s", evs, callerTrace)
+	}
+}
