@@ -224,12 +224,14 @@ func New(opts Options) (*API, error) {
 // route is one row of the route table (core/api/routeclass) with its
 // handler: what serve needs.
 type route struct {
-	method string
-	path   string    // under BasePath, Echo syntax
-	role   auth.Role // minimum role
-	scope  string    // required scope
-	query  []string  // accepted query parameters
-	h      handler
+	method   string
+	path     string    // under BasePath, Echo syntax
+	pattern  string    // "METHOD /api/v1/path" as the table spells it: the audit trail's route
+	okStatus int       // the status of a success (the first of the table's)
+	role     auth.Role // minimum role
+	scope    string    // required scope
+	query    []string  // accepted query parameters
+	h        handler
 }
 
 // handlers maps each route of the table, "METHOD /path" under BasePath
@@ -283,7 +285,12 @@ func joinRoutes(rows []routeclass.Route, hs map[string]handler) ([]route, error)
 			errs = append(errs, fmt.Errorf("api: route %s: role %q or scope %q is not one of core/auth's", r, r.Role, r.Scope))
 			continue
 		}
+		okStatus := http.StatusOK
+		if len(r.Statuses) > 0 {
+			okStatus = r.Statuses[0]
+		}
 		rs = append(rs, route{method: r.Method, path: echoPath(strings.TrimPrefix(r.Path, BasePath)),
+			pattern: r.String(), okStatus: okStatus,
 			role: auth.Role(r.Role), scope: scope, query: r.Query, h: h})
 	}
 	for _, key := range slices.Sorted(maps.Keys(hs)) {

@@ -254,6 +254,7 @@ func (a *API) cancelExecution(c *call) (*reply, error) {
 		// the same transaction; cancelling is not: the worker emits
 		// cancelled when it stops.
 		var out store.Execution
+		c.answering(status) // the audit event is appended in this transaction
 		err := a.db.InTx(ctx, func(tx *store.Tx) error {
 			var err error
 			if out, err = tx.Transition(ctx, c.org.id, e.ID, []store.Status{e.Status}, to, nil); err != nil || to != store.StatusCancelled {

@@ -71,7 +71,7 @@ func (a *API) idempotent(c *call, rt route, key string) error {
 			}
 		}
 	}()
-	rep, herr := rt.h(c)
+	rep, herr := a.runHandler(c, rt)
 	var status int
 	var body []byte
 	var location string

@@ -9,7 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kobana/kadu/core/audit"
 	"github.com/kobana/kadu/core/auth"
+	"github.com/kobana/kadu/core/store"
 )
 
 // handler is one route's business logic. It returns the reply to send, or
@@ -23,6 +25,8 @@ type call struct {
 	p    *auth.Principal // never nil
 	org  orgInfo
 	body *object // mutating routes: the JSON body, without idempotency_key; nil for GET
+	// audit is the event of a write (auditlog.go); nil for GET.
+	audit *writeAudit
 }
 
 func (c *call) ctx() context.Context { return c.echo.Request().Context() }
@@ -41,6 +45,8 @@ func ok(body any) (*reply, error) { return &reply{status: http.StatusOK, body: b
 
 // serve adapts a route to Echo: organisation, role × scope, query
 // parameters, body, idempotency, then the handler; it writes the reply.
+// A write is recorded in the audit trail once its organisation is known
+// (auditlog.go).
 func (a *API) serve(rt route) echo.HandlerFunc {
 	mutating := rt.method != http.MethodGet
 	return func(ec echo.Context) error {
@@ -50,33 +56,49 @@ func (a *API) serve(rt route) echo.HandlerFunc {
 			return problem(http.StatusUnauthorized, "unauthorized", "Unauthorized",
 				"The request has no verified access token.", "Send Authorization: Bearer with an access token for this server.")
 		}
-		org, err := a.orgFor(req.Context(), p)
+		// A route a tool call dispatched in-process stays that call's
+		// (surface mcp, its tool and request id): WithCall keeps the outer.
+		ctx := audit.WithCall(req.Context(), audit.Call{Surface: store.SurfaceREST, RequestID: requestID(ec)})
+		ec.SetRequest(req.WithContext(ctx))
+		org, err := a.orgFor(ctx, p)
 		if err != nil {
-			return err
-		}
-		if err := a.authorize(req, p, rt.role, rt.scope); err != nil {
-			return err
-		}
-		if err := checkQuery(ec.QueryParams(), rt.query); err != nil {
 			return err
 		}
 		c := &call{echo: ec, p: p, org: org}
-		if mutating {
-			body, key, err := readBody(ec)
-			if err != nil {
-				return err
-			}
-			c.body = body
-			if key != "" {
-				return a.idempotent(c, rt, key)
-			}
+		if !mutating {
+			return a.handle(c, rt)
 		}
-		rep, err := rt.h(c)
+		c.audit = beginWrite(ctx, ec, rt, p)
+		return a.recordWrite(c, func() error { return a.handle(c, rt) })
+	}
+}
+
+// handle checks role × scope and the query, reads a write's body, and runs
+// the handler, under idempotency when the write carries a key.
+func (a *API) handle(c *call, rt route) error {
+	ec := c.echo
+	if err := a.authorize(ec.Request(), c.p, rt.role, rt.scope); err != nil {
+		return err
+	}
+	if err := checkQuery(ec.QueryParams(), rt.query); err != nil {
+		return err
+	}
+	if c.audit != nil {
+		body, key, err := readBody(ec)
 		if err != nil {
 			return err
 		}
-		return writeReply(ec, rep.status, encode(rep.body), rep.location, false)
+		c.body = body
+		c.audit.body(body)
+		if key != "" {
+			return a.idempotent(c, rt, key)
+		}
 	}
+	rep, err := a.runHandler(c, rt)
+	if err != nil {
+		return err
+	}
+	return writeReply(ec, rep.status, encode(rep.body), rep.location, false)
 }
 
 // encode renders a reply body as JSON: HTML characters unescaped (the

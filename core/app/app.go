@@ -182,7 +182,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err err
 	// Every destructive tool, first-party or partner, passes through the
 	// confirmation: a bundle cannot opt out.
 	if a.confirm, err = confirm.New(confirm.Options{
-		Next:           catalog,
+		Next:           auditTools(catalog, a.backend.db, log),
 		Store:          a.backend.db,
 		Keys:           a.backend.keys.confirmState,
 		PublicURL:      cfg.PublicOrigin(),

@@ -10,6 +10,7 @@ package canonjson
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ErrInvalid reports input that is not a single valid JSON value, or that
@@ -144,8 +146,37 @@ func writeString(buf *bytes.Buffer, s string) {
 }
 
 // compareUTF16 orders strings by their UTF-16 code units, as RFC 8785
-// requires (it differs from byte order for characters above U+FFFF).
+// requires (it differs from byte order for characters above U+FFFF). It
+// walks both strings without converting them: it runs for every pair of
+// keys sorted, and the audit trail hashes each event's canonical form on
+// the path of every write.
 func compareUTF16(a, b string) int {
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	return slices.Compare(ua, ub)
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		a, b = a[na:], b[nb:]
+		if ra == rb {
+			continue
+		}
+		a1, a2 := utf16Units(ra)
+		b1, b2 := utf16Units(rb)
+		if a1 != b1 {
+			return cmp.Compare(a1, b1)
+		}
+		return cmp.Compare(a2, b2) // the same high surrogate: the low ones differ
+	}
+	return cmp.Compare(len(a), len(b)) // a prefix comes first
+}
+
+// utf16Units returns r's UTF-16 code units (the second 0 for one unit),
+// mapping what utf16.Encode maps to U+FFFD the same way.
+func utf16Units(r rune) (uint16, uint16) {
+	if r < 0x10000 {
+		if utf16.IsSurrogate(r) || r < 0 {
+			return utf8.RuneError, 0
+		}
+		return uint16(r), 0
+	}
+	r1, r2 := utf16.EncodeRune(r)
+	return uint16(r1), uint16(r2)
 }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+
+	"github.com/kobana/kadu/core/audit"
+	"github.com/kobana/kadu/core/store"
 )
 
 // handler answers one method: a result, or an error.
@@ -58,6 +61,7 @@ func (e *Engine) dispatch(x *exchange) {
 		e.writeError(x, err)
 		return
 	}
+	x.r = x.r.WithContext(audit.WithCall(x.r.Context(), auditCall(x)))
 	result, err := e.traceMethod(x, h)
 	if err == errAnswered {
 		return
@@ -67,6 +71,19 @@ func (e *Engine) dispatch(x *exchange) {
 		return
 	}
 	e.writeResult(x, e.decorate(x, result))
+}
+
+// auditCall is what the audit trail records of the request's surface
+// (docs/audit.md#what-is-recorded): MCP, the client's reported name, the
+// request id. The name is per request in era 2026 (the clientInfo of
+// params._meta); in era 2025 it was sent once, at initialize, and a
+// stateless server does not keep it, so it is empty.
+func auditCall(x *exchange) audit.Call {
+	c := audit.Call{Surface: store.SurfaceMCP, RequestID: x.requestID}
+	if x.client.Info != nil {
+		c.ClientName = x.client.Info.Name
+	}
+	return c
 }
 
 // errAnswered is returned by handlers that wrote the response themselves

@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/kobana/kadu/core/audit"
 )
 
 type listToolsResult struct {
@@ -71,6 +73,8 @@ func (e *Engine) callTool(x *exchange) (decorable, *Error) {
 		return nil, rerr
 	}
 	x.metricName = tool.Name
+	// The tool's writes are recorded as this call's (core/audit).
+	x.r = x.r.WithContext(audit.WithCall(x.r.Context(), audit.Call{Tool: tool.Name}))
 	args := p.Arguments
 	if args == nil || string(args) == "null" {
 		args = json.RawMessage("{}")
