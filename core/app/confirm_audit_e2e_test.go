@@ -55,15 +55,23 @@ func testConfirmationAuditTrail(t *testing.T, driver string) {
 	trail := func(chain string) []store.AuditEvent {
 		t.Helper()
 		var out []store.AuditEvent
-		err := db.ExportAudit(t.Context(), chain, time.Time{}, func(e store.AuditEvent) error {
-			if slices.Contains(confirmActions, e.Action) {
-				out = append(out, e)
+		p := store.ListParams{Limit: store.MaxListLimit}
+		for {
+			page, err := db.ListAudit(t.Context(), chain, store.AuditFilter{}, p)
+			if err != nil {
+				t.Fatalf("ListAudit: %v", err)
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("ExportAudit: %v", err)
+			for _, e := range page.Items {
+				if slices.Contains(confirmActions, e.Action) {
+					out = append(out, e)
+				}
+			}
+			if !page.More || len(page.Items) == 0 {
+				break
+			}
+			p.Before = page.Items[len(page.Items)-1].ID
 		}
+		slices.Reverse(out) // oldest first
 		return out
 	}
 	seen := 0

@@ -1,8 +1,10 @@
 package confirm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,12 +30,9 @@ func TestConfirmationAuditTrail(t *testing.T) {
 // events returns org_a's audit events, oldest first.
 func (h *harness) events() []store.AuditEvent {
 	h.t.Helper()
-	var out []store.AuditEvent
-	if err := h.db.ExportAudit(h.t.Context(), "org_a", time.Time{}, func(e store.AuditEvent) error {
-		out = append(out, e)
-		return nil
-	}); err != nil {
-		h.t.Fatalf("ExportAudit: %v", err)
+	out, err := listChain(h.t.Context(), h.db, "org_a")
+	if err != nil {
+		h.t.Fatalf("ListAudit: %v", err)
 	}
 	return out
 }
@@ -161,4 +160,23 @@ func testAuditApprovalExpired(t *testing.T, h *harness) {
 		t.Errorf("stored status %s, want expired", a.Status)
 	}
 	h.nothingRan("after expiry")
+}
+
+// listChain returns orgID's whole audit chain, oldest first.
+func listChain(ctx context.Context, db *store.DB, orgID string) ([]store.AuditEvent, error) {
+	var out []store.AuditEvent
+	p := store.ListParams{Limit: store.MaxListLimit}
+	for {
+		page, err := db.ListAudit(ctx, orgID, store.AuditFilter{}, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if !page.More || len(page.Items) == 0 {
+			break
+		}
+		p.Before = page.Items[len(page.Items)-1].ID
+	}
+	slices.Reverse(out)
+	return out, nil
 }

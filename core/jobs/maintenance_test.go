@@ -72,15 +72,11 @@ func TestMaintenanceExpiresApprovals(t *testing.T) {
 		if got, _ := db.GetApproval(ctx, "org_a", a.ID); got.Status != store.ApprovalExpired {
 			t.Fatalf("after its expiry the approval is %s, want expired", got.Status)
 		}
-		var events []store.AuditEvent
-		if err := db.ExportAudit(ctx, "org_a", time.Time{}, func(e store.AuditEvent) error {
-			if e.Action == store.AuditApprovalExpired {
-				events = append(events, e)
-			}
-			return nil
-		}); err != nil {
+		page, err := db.ListAudit(ctx, "org_a", store.AuditFilter{Action: store.AuditApprovalExpired}, store.ListParams{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		events := page.Items
 		if len(events) != 1 {
 			t.Fatalf("%d approval.expired events after two runs, want 1: %+v", len(events), events)
 		}
