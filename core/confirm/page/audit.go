@@ -48,12 +48,13 @@ type signInThrottle struct {
 func (t *signInThrottle) take(now time.Time) (ok bool, skipped int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.last.IsZero() {
-		t.tokens = failedSignInBurst
-	} else if d := now.Sub(t.last); d > 0 {
-		t.tokens = min(failedSignInBurst, t.tokens+d.Seconds()/failedSignInEvery.Seconds())
+	switch {
+	case t.last.IsZero():
+		t.tokens, t.last = failedSignInBurst, now
+	case now.After(t.last): // a clock stepping back refills nothing
+		t.tokens = min(failedSignInBurst, t.tokens+now.Sub(t.last).Seconds()/failedSignInEvery.Seconds())
+		t.last = now
 	}
-	t.last = now
 	if t.tokens < 1 {
 		t.skipped++
 		return false, 0

@@ -209,10 +209,11 @@ func (p *Page) handleCallback(c echo.Context) error {
 	}
 	if e := q.Get("error"); e != "" {
 		p.log.Info("approval page: sign-in refused by the issuer", "error", clip(e, 64), "approval_id", st.Approval)
-		p.auditSignInFailed(c, st.Approval, http.StatusBadRequest, "refused by the issuer: "+oauthCode(e))
 		if e == "access_denied" {
+			p.auditSignInFailed(c, st.Approval, http.StatusForbidden, "declined at the issuer: access_denied")
 			return p.signInFailed(c, http.StatusForbidden, chosen, st.Approval, t.SignInDeclined)
 		}
+		p.auditSignInFailed(c, st.Approval, http.StatusBadRequest, "refused by the issuer: "+oauthCode(e))
 		return p.signInFailed(c, http.StatusBadRequest, chosen, st.Approval, fmt.Sprintf(t.SignInRefusedF, oauthCode(e)))
 	}
 	code := q.Get("code")
