@@ -224,27 +224,51 @@ func (o *ops) GetAudit(ctx context.Context, orgID, id string) (AuditEvent, error
 }
 
 // ExportAudit calls fn with each of orgID's events at or after since, in
-// chain order (oldest first), streaming.
+// chain order (oldest first), streaming: the rows are read while fn runs,
+// so fn must not use the store's writer on SQLite (nor the Tx it was
+// called on). An error of fn stops the export and is returned as is.
 func (o *ops) ExportAudit(ctx context.Context, orgID string, since time.Time, fn func(AuditEvent) error) error {
-	return ErrAuditNotImplemented
+	var a args
+	conds := o.auditConds(&a, orgID, AuditFilter{Since: since})
+	rows, err := o.read.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_events`+where(conds)+` ORDER BY seq`, a...)
+	if err != nil {
+		return fmt.Errorf("exporting the audit chain of %q: %w", orgID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return fmt.Errorf("exporting the audit chain of %q: %w", orgID, err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("exporting the audit chain of %q: %w", orgID, err)
+	}
+	return nil
 }
 
 // AuditChains returns the organisation ids that have an audit chain,
-// InstallationChain included when it has events.
+// InstallationChain ("", first) included when it has events, sorted. A
+// chain whose events were all purged is still one (its checkpoint remains).
 func (o *ops) AuditChains(ctx context.Context) ([]string, error) {
-	return nil, ErrAuditNotImplemented
-}
-
-// VerifyAudit recomputes orgID's chain from its checkpoint (if any) to its
-// head and returns the number of events checked, and an *AuditBreak naming
-// the first broken link, or nil.
-func (o *ops) VerifyAudit(ctx context.Context, orgID string) (checked int64, brk *AuditBreak, err error) {
-	return 0, nil, ErrAuditNotImplemented
-}
-
-// PurgeAudit deletes orgID's events that occurred before cutoff, leaving a
-// signed checkpoint of the last one deleted, in one transaction, and
-// returns how many it deleted.
-func (o *ops) PurgeAudit(ctx context.Context, orgID string, cutoff time.Time) (int64, error) {
-	return 0, ErrAuditNotImplemented
+	rows, err := o.read.QueryContext(ctx, `SELECT org_id FROM audit_heads ORDER BY org_id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing audit chains: %w", err)
+	}
+	defer rows.Close()
+	chains := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("listing audit chains: %w", err)
+		}
+		chains = append(chains, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing audit chains: %w", err)
+	}
+	return chains, nil
 }

@@ -18,6 +18,8 @@ var auditTests = []suiteTest{
 	{"AuditPagination", testAuditPagination},
 	{"AuditWithAudit", testAuditWithAudit},
 	{"AuditConcurrentAppends", testAuditConcurrentAppends},
+	{"AuditExportChains", testAuditExportChains},
+	{"AuditInTx", testAuditInTx},
 }
 
 // auditRecord returns a complete record of orgID's chain.
@@ -309,5 +311,88 @@ func assertContiguous(t *testing.T, db *store.DB, orgID string, n int) {
 		if i+1 < len(events) && e.PrevHash != events[i+1].Hash {
 			t.Fatalf("seq %d does not carry the hash of seq %d (a fork)", e.Seq, events[i+1].Seq)
 		}
+	}
+}
+
+func testAuditExportChains(t *testing.T, db *store.DB) {
+	ctx := t.Context()
+	chains, err := db.AuditChains(ctx)
+	wantOK(t, "AuditChains", err)
+	if len(chains) != 0 {
+		t.Errorf("AuditChains of an empty trail = %q", chains)
+	}
+	org := newOrg(t, db)
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 5 {
+		rec := auditRecord(org, fmt.Sprintf("user-%d", i))
+		rec.OccurredAt = base.Add(time.Duration(i) * time.Hour)
+		appendAudit(t, db, rec)
+	}
+	appendAudit(t, db, store.AuditRecord{OrgID: store.InstallationChain, Action: store.AuditConfigReloaded,
+		Surface: store.SurfaceSystem, Outcome: store.OutcomeSucceeded})
+	var seqs []int64
+	err = db.ExportAudit(ctx, org, base.Add(2*time.Hour), func(e store.AuditEvent) error {
+		seqs = append(seqs, e.Seq)
+		return nil
+	})
+	wantOK(t, "ExportAudit", err)
+	if fmt.Sprint(seqs) != "[3 4 5]" {
+		t.Errorf("export since the third hour: seqs %v, want oldest first [3 4 5]", seqs)
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = db.ExportAudit(ctx, org, time.Time{}, func(store.AuditEvent) error { n++; return stop })
+	if !errors.Is(err, stop) || n != 1 {
+		t.Errorf("an export whose callback fails: %d calls, %v", n, err)
+	}
+	chains, err = db.AuditChains(ctx)
+	wantOK(t, "AuditChains", err)
+	if len(chains) != 2 || chains[0] != store.InstallationChain || chains[1] != org {
+		t.Errorf("AuditChains = %q, want the installation's and %s", chains, org)
+	}
+	for _, c := range chains {
+		checked, brk, err := db.VerifyAudit(ctx, c)
+		if err != nil || brk != nil || checked == 0 {
+			t.Errorf("VerifyAudit(%q): %d checked, %v, %v", c, checked, brk, err)
+		}
+	}
+	checked, brk, err := db.VerifyAudit(ctx, "org_without_a_chain")
+	if err != nil || brk != nil || checked != 0 {
+		t.Errorf("VerifyAudit of no chain: %d, %v, %v", checked, brk, err)
+	}
+}
+
+func testAuditInTx(t *testing.T, db *store.DB) {
+	org := newOrg(t, db)
+	// A record appended explicitly inside the transaction of a change that
+	// carries another: both commit, the explicit one first.
+	ctx, p := store.WithAudit(t.Context(), auditRecord(org, "carried"))
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.CreateTask(ctx, org, store.Task{Name: "t"}); err != nil {
+			return err
+		}
+		e, err := tx.AppendAudit(ctx, auditRecord(org, "explicit"))
+		if err == nil && e.Seq != 1 {
+			t.Errorf("explicit event seq %d, want 1", e.Seq)
+		}
+		return err
+	})
+	wantOK(t, "InTx", err)
+	page, err := db.ListAudit(t.Context(), org, store.AuditFilter{}, store.ListParams{})
+	wantOK(t, "ListAudit", err)
+	if !p.Appended() || len(page.Items) != 2 || page.Items[0].Subject != "carried" || page.Items[1].Subject != "explicit" {
+		t.Errorf("appended %v, events %+v", p.Appended(), page.Items)
+	}
+	// An explicit append rolled back with its transaction leaves nothing.
+	boom := errors.New("boom")
+	err = db.InTx(t.Context(), func(tx *store.Tx) error {
+		if _, err := tx.AppendAudit(t.Context(), auditRecord(org, "rolled back")); err != nil {
+			return err
+		}
+		return boom
+	})
+	wantErr(t, "InTx", err, boom)
+	if e := appendAudit(t, db, auditRecord(org, "next")); e.Seq != 3 {
+		t.Errorf("after a rolled back append, seq %d, want 3", e.Seq)
 	}
 }
