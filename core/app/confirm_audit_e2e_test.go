@@ -184,6 +184,12 @@ func testConfirmationAuditTrail(t *testing.T, driver string) {
 		expired.Subject != dev.DefaultSubject || expired.ArgsDigest != digest {
 		t.Errorf("expired event = %+v", expired.AuditRecord)
 	}
+	// Both chains still verify, every event in its place.
+	for _, chain := range []string{org, store.InstallationChain} {
+		if n, brk, err := db.VerifyAudit(ctx, chain); err != nil || brk != nil || n == 0 {
+			t.Errorf("verify %q: %d events, break %v, error %v", chain, n, brk, err)
+		}
+	}
 }
 
 // exampleRunArgs returns kadu_tasks_run's arguments for the daily
