@@ -26,6 +26,7 @@ func (a *App) mountApprovalPage(v *auth.Verifier, origins *origin.Policy) (*page
 		Approvals:    a.confirm,
 		Describe:     a.confirm.Explain,
 		Guard:        origins,
+		Audit:        a.backend.db,
 		SealKey:      a.backend.keys.approvalPage,
 		Logger:       a.log,
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/kobana/kadu/core/audit"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/store"
@@ -51,15 +52,25 @@ func (c *Confirmer) requestApproval(ctx context.Context, p *auth.Principal, call
 	if call.Client.Era == mcp.Era2026 && call.Client.Info != nil {
 		clientName = call.Client.Info.Name // as reported: nothing vouches for it
 	}
-	a, err := c.db.CreateApproval(ctx, p.OrgID, store.Approval{
-		Tool:       call.Tool.Name,
-		ToolTitle:  title(call.Tool),
-		Arguments:  args,
-		Principal:  storedPrincipal(p),
-		ClientID:   p.ClientID,
-		ClientName: clientName,
-		ExpiresAt:  now.Add(c.approvalTTL),
-	}, now)
+	// The approval and its approval.issued event commit together
+	// (docs/audit.md#confirmations-and-approvals).
+	var a store.Approval
+	err := c.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		a, err = tx.CreateApproval(ctx, p.OrgID, store.Approval{
+			Tool:       call.Tool.Name,
+			ToolTitle:  title(call.Tool),
+			Arguments:  args,
+			Principal:  storedPrincipal(p),
+			ClientID:   p.ClientID,
+			ClientName: clientName,
+			ExpiresAt:  now.Add(c.approvalTTL),
+		}, now)
+		if err != nil {
+			return err
+		}
+		return c.recordApproval(ctx, tx, a, store.AuditApprovalIssued, store.OutcomeSucceeded, call.RequestID)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("confirm: creating approval: %w", err)
 	}
@@ -149,7 +160,19 @@ func (c *Confirmer) Decide(ctx context.Context, signedIn *auth.Principal, orgID,
 		to = store.ApprovalApproved
 	}
 	now := c.now()
-	a, err = c.db.DecideApproval(ctx, orgID, id, to, now)
+	// The decision and its audit event commit together; a refused
+	// decision (ErrConflict) changes nothing and records nothing.
+	action := store.AuditApprovalCancelled
+	if proceed {
+		action = store.AuditApprovalApproved
+	}
+	err = c.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if a, err = tx.DecideApproval(ctx, orgID, id, to, now); err != nil {
+			return err
+		}
+		return c.recordApproval(ctx, tx, a, action, store.OutcomeSucceeded, "")
+	})
 	if errors.Is(err, store.ErrConflict) {
 		a.Status = a.StatusAt(now)
 		if a.Status == store.ApprovalExpired {
@@ -227,4 +250,20 @@ func (c *Confirmer) runApproved(ctx context.Context, a store.Approval) (store.Ap
 func failure(format string, args ...any) json.RawMessage {
 	out, _ := json.Marshal(mcp.ToolResult{IsError: true, Content: []mcp.Content{mcp.Text(fmt.Sprintf(format, args...))}})
 	return out
+}
+
+// recordApproval appends the audit event action of approval a in tx, the
+// transaction of the change it records.
+func (c *Confirmer) recordApproval(ctx context.Context, tx *store.Tx, a store.Approval, action, outcome, requestID string) error {
+	rec := audit.Approval(ctx, a, action, outcome)
+	if action == store.AuditApprovalIssued && rec.Surface == store.SurfaceSystem {
+		rec.Surface = store.SurfaceMCP // a link is only ever issued to an MCP call
+	}
+	if rec.RequestID == "" {
+		rec.RequestID = requestID
+	}
+	if _, err := tx.AppendAudit(ctx, rec); err != nil {
+		return fmt.Errorf("recording the audit event %s: %w", action, err)
+	}
+	return nil
 }

@@ -28,7 +28,13 @@
 //		PublicURL: cfg.PublicOrigin(), RunLimit: longestBundleCall, Logger: log})
 //	engine, err := mcp.New(mcp.Options{Catalog: conf, …})
 //	// the approval page gets conf (Approval, Decide, ToolTitle, Describe);
-//	// maintenance calls db.PurgeConfirmations(ctx, now) periodically.
+//	// maintenance calls db.ExpireApprovals(ctx, now, record) and
+//	// db.PurgeConfirmations(ctx, now) periodically.
+//
+// Each answer in the chat and each approval issued or decided is recorded
+// in the audit trail (core/audit's Confirmation and Approval records) in
+// the transaction that records the answer or the decision
+// (docs/audit.md#confirmations-and-approvals).
 //
 // The in-chat message is in English: a tools/call carries no language
 // signal (no Accept-Language reaches a Catalog, and clientInfo says nothing

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/kobana/kadu/core/audit"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
 	"github.com/kobana/kadu/core/store"
@@ -154,9 +155,9 @@ func (c *Confirmer) retry(ctx context.Context, p *auth.Principal, call *mcp.Tool
 // concurrent or replayed accepts on any replica exactly one runs the tool;
 // the others get its stored outcome.
 func (c *Confirmer) runOnce(ctx context.Context, p *auth.Principal, call *mcp.ToolCall, claims stateClaims) (*mcp.ToolResult, error) {
-	cs, claimed, err := c.db.ClaimConfirmState(ctx, p.OrgID, claims.Nonce, store.ConfirmAccepted, claims.expiresAt(), c.now())
+	cs, claimed, err := c.claim(ctx, p, call, claims, store.ConfirmAccepted, "")
 	if err != nil {
-		return nil, fmt.Errorf("confirm: claiming requestState: %w", err)
+		return nil, err
 	}
 	if !claimed {
 		return c.answered(ctx, p, call, cs)
@@ -203,20 +204,59 @@ func confirmed(call *mcp.ToolCall) *mcp.ToolCall {
 
 // decline records that the person said no, which uses up the state too.
 func (c *Confirmer) decline(ctx context.Context, p *auth.Principal, call *mcp.ToolCall, claims stateClaims, ans answer) (*mcp.ToolResult, error) {
-	cs, claimed, err := c.db.ClaimConfirmState(ctx, p.OrgID, claims.Nonce, store.ConfirmDeclined, claims.expiresAt(), c.now())
-	if err != nil {
-		return nil, fmt.Errorf("confirm: claiming requestState: %w", err)
-	}
-	if !claimed {
-		return c.answered(ctx, p, call, cs)
-	}
 	reason := "declined"
 	if ans == answerCancel {
 		reason = "cancelled"
 	}
+	cs, claimed, err := c.claim(ctx, p, call, claims, store.ConfirmDeclined, reason)
+	if err != nil {
+		return nil, err
+	}
+	if !claimed {
+		return c.answered(ctx, p, call, cs)
+	}
 	c.log.InfoContext(ctx, "confirm: "+reason+" in the chat; nothing ran", c.attrs(p, call)...)
 	c.confirmation(reason)
 	return notExecuted(title(call.Tool), reason), nil
+}
+
+// claim records the person's answer to the state of claims, and its audit
+// event (docs/audit.md#confirmations-and-approvals), in one transaction:
+// the event exists exactly when the answer was recorded, so a replay (not
+// claimed) records nothing. detail says how a decline was given
+// ("declined" or "cancelled").
+func (c *Confirmer) claim(ctx context.Context, p *auth.Principal, call *mcp.ToolCall, claims stateClaims,
+	status store.ConfirmStatus, detail string) (store.ConfirmState, bool, error) {
+	action, outcome := store.AuditConfirmAccepted, store.OutcomeSucceeded
+	if status == store.ConfirmDeclined {
+		action, outcome = store.AuditConfirmDeclined, store.OutcomeDeclined
+	}
+	var clientName string
+	if call.Client.Info != nil {
+		clientName = call.Client.Info.Name // as reported: nothing vouches for it
+	}
+	rec := audit.Confirmation(ctx, p, call.Tool.Name, call.Arguments, clientName, claims.Nonce, action, outcome)
+	rec.Detail = detail
+	if rec.RequestID == "" {
+		rec.RequestID = call.RequestID
+	}
+	var cs store.ConfirmState
+	var claimed bool
+	err := c.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		cs, claimed, err = tx.ClaimConfirmState(ctx, p.OrgID, claims.Nonce, status, claims.expiresAt(), c.now())
+		if err != nil || !claimed {
+			return err
+		}
+		if _, err := tx.AppendAudit(ctx, rec); err != nil {
+			return fmt.Errorf("recording the audit event: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.ConfirmState{}, false, fmt.Errorf("confirm: claiming requestState: %w", err)
+	}
+	return cs, claimed, nil
 }
 
 // answered handles a state that was answered before: declined states are

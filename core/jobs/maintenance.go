@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/kobana/kadu/core/audit"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -63,11 +64,27 @@ func (w *maintenanceWorker) Work(ctx context.Context, job *river.Job[maintenance
 	if err := q.maintainFiles(ctx, now, retention); err != nil { // files.go
 		return err
 	}
-	// Overdue approvals read as expired already; this records it, and drops
-	// answered confirmations and approvals long past their expiry.
+	// Overdue approvals read as expired already; this records it, each
+	// with its approval.expired audit event in the same transaction.
+	if err := q.expireApprovals(ctx, now); err != nil {
+		return err
+	}
+	// Drops answered confirmations and approvals long past their expiry.
 	if _, err := q.opts.Store.PurgeConfirmations(ctx, now); err != nil {
 		return err
 	}
 	_, err = q.opts.Store.PurgeIdempotency(ctx, now.Add(-store.IdempotencyRetention))
+	return err
+}
+
+// expireApprovals marks overdue approvals expired, recording each in the
+// audit trail with this run's trace (docs/audit.md#confirmations-and-approvals).
+func (q *Queue) expireApprovals(ctx context.Context, now time.Time) error {
+	expired, err := q.opts.Store.ExpireApprovals(ctx, now, func(a store.Approval) store.AuditRecord {
+		return audit.Approval(ctx, a, store.AuditApprovalExpired, store.OutcomeDeclined)
+	})
+	for _, a := range expired {
+		q.log.InfoContext(ctx, "approval expired", slog.String("approval_id", a.ID), slog.String("org_id", a.OrgID))
+	}
 	return err
 }

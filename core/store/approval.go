@@ -250,7 +250,8 @@ type PurgedConfirmations struct {
 }
 
 // PurgeConfirmations is the periodic clean-up of confirmations, across
-// organisations: pending approvals past their expiry at now become expired;
+// organisations: pending approvals past their expiry at now become expired
+// (each with its audit event, as ExpireApprovals);
 // approvals that expired before now-ApprovalRetention are removed; confirm
 // states past their expiry are removed (a requestState past its expiry
 // never verifies, so its nonce no longer needs remembering).
@@ -258,12 +259,13 @@ func (o *ops) PurgeConfirmations(ctx context.Context, now time.Time) (PurgedConf
 	var p PurgedConfirmations
 	t := o.d.timeArg(now)
 	err := o.inTx(ctx, func(q querier) error {
-		res, err := q.ExecContext(ctx, `UPDATE approvals SET status = $1, updated_at = $2
-			WHERE status = $3 AND expires_at <= $2`, string(ApprovalExpired), t, string(ApprovalPending))
-		if p.ExpiredApprovals, err = affected(res, err); err != nil {
-			return fmt.Errorf("expiring approvals: %w", err)
+		// Each expiry records its approval.expired event (approval_expiry.go).
+		expired, err := o.within(q).expireApprovals(ctx, now, nil)
+		if err != nil {
+			return err
 		}
-		res, err = q.ExecContext(ctx, `DELETE FROM approvals WHERE expires_at < $1`,
+		p.ExpiredApprovals = int64(len(expired))
+		res, err := q.ExecContext(ctx, `DELETE FROM approvals WHERE expires_at < $1`,
 			o.d.timeArg(now.Add(-ApprovalRetention)))
 		if p.Approvals, err = affected(res, err); err != nil {
 			return fmt.Errorf("purging approvals: %w", err)

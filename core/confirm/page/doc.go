@@ -22,7 +22,8 @@
 //
 //	p, err := page.New(page.Options{PublicURL: cfg.PublicOrigin(), Issuer: cfg.IssuerURL(),
 //		ClientID: id, MCPURL: cfg.MCPURL(), Verify: verifier.Verify, Approvals: confirmer,
-//		Describe: confirmer.Explain, ClientNames: dev.ClientName, Guard: origins, SealKey: key})
+//		Describe: confirmer.Explain, ClientNames: dev.ClientName, Guard: origins, SealKey: key,
+//		Audit: db})
 //	p.Register(e)
 //
 // Any replica can serve any step: nothing is remembered in process memory

@@ -83,6 +83,12 @@ type Options struct {
 	// tool's title.
 	Describe func(ctx context.Context, a store.Approval, lang string) string
 
+	// Audit records sign-ins in the audit trail (docs/audit.md): a
+	// successful one in the organisation's chain, a failed one, which
+	// proves no organisation, in the installation's, within a bound
+	// (audit.go). core/app passes its store. Nil: not recorded (tests).
+	Audit AuditLog
+
 	// ClientNames returns the name an OAuth client registered under, from
 	// its client_id (core/devauth's ClientName for the embedded server).
 	// ok false, or a nil func, shows the client_id alone.

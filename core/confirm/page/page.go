@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kobana/kadu/core/audit"
 	"github.com/kobana/kadu/core/confirm"
 	"github.com/kobana/kadu/core/seal"
 	"github.com/kobana/kadu/core/store"
@@ -47,6 +48,7 @@ type Page struct {
 	tmpl      *templates
 	endpoints *discovery
 	reg       registrar // the client registered when Options.ClientID is empty
+	failed    signInThrottle
 }
 
 // New validates opts and returns a Page ready to Register. It does no I/O:
@@ -173,7 +175,9 @@ func (p *Page) handlePost(c echo.Context) error {
 		return p.notice(c, http.StatusBadRequest, l, noticeBadForm, id)
 	}
 
-	ctx := req.Context()
+	// The decision's audit event is the approval page's, with this
+	// request's id (core/confirm records it).
+	ctx := audit.WithCall(req.Context(), audit.Call{Surface: store.SurfaceApproval, RequestID: requestID(c)})
 	// The page checks the requester itself before Decide checks it again
 	// atomically: a refusal must never depend on one component alone.
 	a, err := p.opts.Approvals.Approval(ctx, sess.OrgID, id)

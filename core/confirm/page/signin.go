@@ -192,6 +192,7 @@ func (p *Page) handleCallback(c echo.Context) error {
 	if !valid {
 		// No sign-in of this browser matches: a stale tab, a second window,
 		// or a forged callback. Nothing to finish.
+		p.auditSignInFailed(c, st.Approval, http.StatusBadRequest, "no sign-in of this browser matches the callback")
 		return p.signInFailed(c, http.StatusBadRequest, "", st.Approval, texts[pickLang(c, lang(st.Lang))].SignInLost)
 	}
 	// One try per sign-in: a reload of the callback must start again.
@@ -203,17 +204,21 @@ func (p *Page) handleCallback(c echo.Context) error {
 		// RFC 9207: the answer comes from another authorization server
 		// (a mix-up attack), so its code must not be used.
 		p.log.Warn("approval page: sign-in answered by another issuer", "iss", iss)
+		p.auditSignInFailed(c, st.Approval, http.StatusBadRequest, "answered by another issuer")
 		return p.signInFailed(c, http.StatusBadRequest, chosen, st.Approval, fmt.Sprintf(t.SignInRefusedF, "invalid_issuer"))
 	}
 	if e := q.Get("error"); e != "" {
 		p.log.Info("approval page: sign-in refused by the issuer", "error", clip(e, 64), "approval_id", st.Approval)
 		if e == "access_denied" {
+			p.auditSignInFailed(c, st.Approval, http.StatusForbidden, "declined at the issuer: access_denied")
 			return p.signInFailed(c, http.StatusForbidden, chosen, st.Approval, t.SignInDeclined)
 		}
+		p.auditSignInFailed(c, st.Approval, http.StatusBadRequest, "refused by the issuer: "+oauthCode(e))
 		return p.signInFailed(c, http.StatusBadRequest, chosen, st.Approval, fmt.Sprintf(t.SignInRefusedF, oauthCode(e)))
 	}
 	code := q.Get("code")
 	if code == "" {
+		p.auditSignInFailed(c, st.Approval, http.StatusBadRequest, "no authorization code")
 		return p.signInFailed(c, http.StatusBadRequest, chosen, st.Approval, fmt.Sprintf(t.SignInRefusedF, "no code"))
 	}
 
@@ -221,13 +226,18 @@ func (p *Page) handleCallback(c echo.Context) error {
 	token, err := p.exchange(ctx, st.Client, code, st.Verifier)
 	if err != nil {
 		p.log.Warn("approval page: code exchange failed", "error", err, "approval_id", st.Approval)
+		p.auditSignInFailed(c, st.Approval, http.StatusBadGateway, "the code exchange failed")
 		return p.signInFailed(c, http.StatusBadGateway, chosen, st.Approval, fmt.Sprintf(t.SignInRefusedF, "token"))
 	}
 	pr, err := p.opts.Verify(ctx, token)
 	token = "" // never kept past this point
 	if err != nil {
 		p.log.Warn("approval page: the sign-in's access token did not verify", "error", err, "approval_id", st.Approval)
+		p.auditSignInFailed(c, st.Approval, http.StatusForbidden, "the access token did not verify")
 		return p.signInFailed(c, http.StatusForbidden, chosen, st.Approval, fmt.Sprintf(t.SignInRefusedF, "invalid_token"))
+	}
+	if err := p.auditSignIn(c, pr, st.Approval); err != nil {
+		return p.failure(c, pickLang(c, chosen), st.Approval, err)
 	}
 	if err := p.startSession(c, pr); err != nil {
 		return p.failure(c, pickLang(c, chosen), st.Approval, err)

@@ -23,6 +23,7 @@ var approvalTests = []suiteTest{
 	{"ConfirmStateOutcomeConcurrent", testConfirmStateOutcomeConcurrent},
 	{"ApprovalFinishConcurrent", testApprovalFinishConcurrent},
 	{"PurgeConfirmations", testPurgeConfirmations},
+	{"ExpireApprovalsAudited", testExpireApprovalsAudited},
 }
 
 // newApproval creates a pending approval of orgID that expires at
@@ -363,4 +364,55 @@ func testPurgeConfirmations(t *testing.T, db *store.DB) {
 	wantErr(t, "the expired state", err, store.ErrNotFound)
 	_, err = db.GetConfirmState(ctx, org, "fresh")
 	wantOK(t, "the fresh state", err)
+}
+
+// testExpireApprovalsAudited: each expiry appends one approval.expired
+// event to its organisation's chain, in the transaction that marks it; a
+// second sweep, and PurgeConfirmations after it, find nothing to expire.
+func testExpireApprovalsAudited(t *testing.T, db *store.DB) {
+	ctx := t.Context()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	orgA, orgB := newOrg(t, db), newOrg(t, db)
+	a := newApproval(t, db, orgA, now.Add(-time.Hour), time.Minute)
+	b := newApproval(t, db, orgB, now.Add(-time.Hour), time.Minute)
+	live := newApproval(t, db, orgA, now, time.Minute)
+	var built []string
+	expired, err := db.ExpireApprovals(ctx, now, func(ap store.Approval) store.AuditRecord {
+		built = append(built, ap.ID)
+		return store.AuditRecord{OrgID: "someone else", Action: "not this", Surface: store.SurfaceSystem,
+			Subject: ap.Principal.Subject, Tool: ap.Tool, ResourceID: ap.ID, Outcome: store.OutcomeDeclined, TraceID: "trace-1"}
+	})
+	wantOK(t, "ExpireApprovals", err)
+	if len(expired) != 2 || len(built) != 2 {
+		t.Fatalf("expired %d, built %d records; want 2 (a, b)", len(expired), len(built))
+	}
+	for org, id := range map[string]string{orgA: a.ID, orgB: b.ID} {
+		page, err := db.ListAudit(ctx, org, store.AuditFilter{}, store.ListParams{})
+		wantOK(t, "ListAudit", err)
+		if len(page.Items) != 1 {
+			t.Fatalf("%s: %d events, want 1", org, len(page.Items))
+		}
+		e := page.Items[0]
+		if e.OrgID != org || e.Action != store.AuditApprovalExpired || e.ResourceID != id || e.Subject != "user-1" ||
+			e.TraceID != "trace-1" || e.Outcome != store.OutcomeDeclined {
+			t.Errorf("%s: event %+v; want approval.expired of %s in its own chain", org, e.AuditRecord, id)
+		}
+	}
+	again, err := db.ExpireApprovals(ctx, now, nil)
+	wantOK(t, "ExpireApprovals again", err)
+	p, err := db.PurgeConfirmations(ctx, now)
+	wantOK(t, "PurgeConfirmations", err)
+	if len(again) != 0 || p.ExpiredApprovals != 0 {
+		t.Errorf("second sweep expired %d, purge %d; want none", len(again), p.ExpiredApprovals)
+	}
+	// Past the live one's expiry, PurgeConfirmations records it from the
+	// approval alone.
+	p, err = db.PurgeConfirmations(ctx, now.Add(2*time.Minute))
+	wantOK(t, "PurgeConfirmations later", err)
+	page, err := db.ListAudit(ctx, orgA, store.AuditFilter{Action: store.AuditApprovalExpired}, store.ListParams{})
+	wantOK(t, "ListAudit", err)
+	if p.ExpiredApprovals != 1 || len(page.Items) != 2 || page.Items[0].ResourceID != live.ID ||
+		page.Items[0].Subject != "user-1" || page.Items[0].ClientName != "Claude" || page.Items[0].Surface != store.SurfaceSystem {
+		t.Errorf("purge expired %d; events %+v; want the live one recorded from the approval", p.ExpiredApprovals, page.Items)
+	}
 }
