@@ -153,6 +153,9 @@ type Options struct {
 	// Metrics counts instantiations, calls, faults and reloads
 	// (metrics.go). Nil: none.
 	Metrics Metrics
+	// OnEvent is told of every bundle load, swap, refusal and quarantine
+	// (event.go). Nil: none.
+	OnEvent EventFunc
 }
 
 // bundleNameRE is the bundle name rule, which manifests are held to too.
