@@ -16,13 +16,13 @@ import (
 // exportedEvent is one line of `kadu audit export`: every field of the
 // stored event, always present (empty strings, 0 and [] rather than
 // missing), so that a line reads the same whatever it records. The names
-// are documented in docs/audit.md#exporting; changing one breaks the
+// and forms are those the hash covers; they are documented in docs/audit.md#exporting; changing one breaks the
 // auditors' tools that read them.
 type exportedEvent struct {
 	ID         string    `json:"id"`
 	OrgID      string    `json:"org_id"` // "" for the installation's chain
 	Seq        int64     `json:"seq"`
-	OccurredAt time.Time `json:"occurred_at"`
+	OccurredAt string    `json:"occurred_at"` // exportTimeFormat
 	Action     string    `json:"action"`
 	Surface    string    `json:"surface"`
 	Issuer     string    `json:"issuer"`
@@ -44,13 +44,18 @@ type exportedEvent struct {
 	Hash       string    `json:"hash"`
 }
 
+// exportTimeFormat is occurred_at as the hash covers it (UTC,
+// microseconds, fixed width; docs/audit.md#the-hash), so that a line's
+// hash can be recomputed from the line alone.
+const exportTimeFormat = "2006-01-02T15:04:05.000000Z"
+
 func exported(e store.AuditEvent) exportedEvent {
 	scopes := e.Scopes
 	if scopes == nil {
 		scopes = []string{}
 	}
 	return exportedEvent{
-		ID: e.ID, OrgID: e.OrgID, Seq: e.Seq, OccurredAt: e.OccurredAt.UTC(), Action: e.Action, Surface: e.Surface,
+		ID: e.ID, OrgID: e.OrgID, Seq: e.Seq, OccurredAt: e.OccurredAt.UTC().Format(exportTimeFormat), Action: e.Action, Surface: e.Surface,
 		Issuer: e.Issuer, Subject: e.Subject, Role: e.Role, Scopes: scopes, ClientID: e.ClientID, ClientName: e.ClientName,
 		Tool: e.Tool, Route: e.Route, ResourceID: e.ResourceID, ArgsDigest: e.ArgsDigest, Outcome: e.Outcome,
 		Status: e.Status, Detail: e.Detail, RequestID: e.RequestID, TraceID: e.TraceID, PrevHash: e.PrevHash, Hash: e.Hash,
