@@ -19,29 +19,29 @@ import (
 // and forms are those the hash covers; they are documented in docs/audit.md#exporting; changing one breaks the
 // auditors' tools that read them.
 type exportedEvent struct {
-	ID         string    `json:"id"`
-	OrgID      string    `json:"org_id"` // "" for the installation's chain
-	Seq        int64     `json:"seq"`
-	OccurredAt string    `json:"occurred_at"` // exportTimeFormat
-	Action     string    `json:"action"`
-	Surface    string    `json:"surface"`
-	Issuer     string    `json:"issuer"`
-	Subject    string    `json:"subject"`
-	Role       string    `json:"role"`
-	Scopes     []string  `json:"scopes"`
-	ClientID   string    `json:"client_id"`
-	ClientName string    `json:"client_name"`
-	Tool       string    `json:"tool"`
-	Route      string    `json:"route"`
-	ResourceID string    `json:"resource_id"`
-	ArgsDigest string    `json:"args_digest"`
-	Outcome    string    `json:"outcome"`
-	Status     int       `json:"status"`
-	Detail     string    `json:"detail"`
-	RequestID  string    `json:"request_id"`
-	TraceID    string    `json:"trace_id"`
-	PrevHash   string    `json:"prev_hash"`
-	Hash       string    `json:"hash"`
+	ID         string   `json:"id"`
+	OrgID      string   `json:"org_id"` // "" for the installation's chain
+	Seq        int64    `json:"seq"`
+	OccurredAt string   `json:"occurred_at"` // exportTimeFormat
+	Action     string   `json:"action"`
+	Surface    string   `json:"surface"`
+	Issuer     string   `json:"issuer"`
+	Subject    string   `json:"subject"`
+	Role       string   `json:"role"`
+	Scopes     []string `json:"scopes"`
+	ClientID   string   `json:"client_id"`
+	ClientName string   `json:"client_name"`
+	Tool       string   `json:"tool"`
+	Route      string   `json:"route"`
+	ResourceID string   `json:"resource_id"`
+	ArgsDigest string   `json:"args_digest"`
+	Outcome    string   `json:"outcome"`
+	Status     int      `json:"status"`
+	Detail     string   `json:"detail"`
+	RequestID  string   `json:"request_id"`
+	TraceID    string   `json:"trace_id"`
+	PrevHash   string   `json:"prev_hash"`
+	Hash       string   `json:"hash"`
 }
 
 // exportTimeFormat is occurred_at as the hash covers it (UTC,
