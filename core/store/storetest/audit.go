@@ -356,6 +356,16 @@ func testAuditExportChains(t *testing.T, db *store.DB) {
 			t.Errorf("VerifyAudit(%q): %d checked, %v, %v", c, checked, brk, err)
 		}
 	}
+	seq, hash, err := db.AuditHead(ctx, org)
+	wantOK(t, "AuditHead", err)
+	last, err := db.ListAudit(ctx, org, store.AuditFilter{}, store.ListParams{Limit: 1})
+	wantOK(t, "ListAudit", err)
+	if seq != 5 || hash != last.Items[0].Hash {
+		t.Errorf("AuditHead = %d %s, want 5 and the last event's hash %s", seq, hash, last.Items[0].Hash)
+	}
+	if seq, hash, err := db.AuditHead(ctx, "org_without_a_chain"); err != nil || seq != 0 || hash != "" {
+		t.Errorf("AuditHead of no chain = %d %q %v", seq, hash, err)
+	}
 	checked, brk, err := db.VerifyAudit(ctx, "org_without_a_chain")
 	if err != nil || brk != nil || checked != 0 {
 		t.Errorf("VerifyAudit of no chain: %d, %v, %v", checked, brk, err)
