@@ -225,6 +225,18 @@ func testAuditWithAudit(t *testing.T, db *store.DB) {
 		t.Fatalf("committed: appended %v, events %+v; want one of subject rolled-back", p.Appended(), page.Items)
 	}
 
+	// The request's bookkeeping (provisioning, idempotency) is not the
+	// change: it never takes the record.
+	ctx, p = store.WithAudit(t.Context(), auditRecord(org, "bookkeeping"))
+	_, _, err = db.EnsureOrg(ctx, store.NewID("org_"), "free")
+	wantOK(t, "EnsureOrg", err)
+	_, err = db.BeginIdempotent(ctx, org, "key-1", "POST", "/api/v1/tasks", "digest", time.Now())
+	wantOK(t, "BeginIdempotent", err)
+	wantOK(t, "AbandonIdempotent", db.AbandonIdempotent(ctx, org, "key-1"))
+	if p.Appended() || auditCount(t, db, org) != 1 {
+		t.Errorf("bookkeeping took the record: appended %v, %d events", p.Appended(), auditCount(t, db, org))
+	}
+
 	// A single-statement write of DB runs in a transaction with the record.
 	ctx, p = store.WithAudit(t.Context(), auditRecord(org, "single"))
 	task, err := db.CreateTask(ctx, org, store.Task{Name: "single"})
