@@ -101,7 +101,7 @@ func runKadu(t *testing.T, args ...string) (stdout string, err error) {
 // still verify.
 func TestAuditVerifyCatchesTampering(t *testing.T) {
 	auditDatabases(t, func(t *testing.T, d auditDB) {
-		d.seed(t, "org_intact", 4)
+		intact := d.seed(t, "org_intact", 4)
 		edited := d.seed(t, "org_edit", 5)
 		d.seed(t, "org_delete", 5)
 		reordered := d.seed(t, "org_reorder", 5)
@@ -111,7 +111,8 @@ func TestAuditVerifyCatchesTampering(t *testing.T) {
 		if err != nil {
 			t.Fatalf("verify of untouched chains: %v\n%s", err, out)
 		}
-		for _, want := range []string{"org_intact: 4 events checked, OK", "org_edit: 5 events checked, OK", "installation: 2 events checked, OK"} {
+		head := fmt.Sprintf("org_intact: 4 events checked, OK (head: seq 4, hash %s)", intact[3].Hash)
+		for _, want := range []string{head, "org_edit: 5 events checked, OK", "installation: 2 events checked, OK"} {
 			if !strings.Contains(out, want) {
 				t.Fatalf("verify output lacks %q:\n%s", want, out)
 			}
