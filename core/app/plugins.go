@@ -111,13 +111,14 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 			Faults: pl.Quarantine.Faults, Window: pl.Quarantine.Window, Cooldown: pl.Quarantine.Cooldown,
 		},
 		ReloadConfig: func(ctx context.Context) ([]plugin.BundleConfig, error) {
-			cfg, err := a.reloadConfig(opts)
+			cfg, err := a.reloadConfig(ctx, opts, "POST /admin/plugins/reload")
 			if err != nil {
 				return nil, err
 			}
 			return bundleConfigs(cfg)
 		},
 		Logger:         a.log,
+		OnEvent:        a.auditBundleEvent,
 		Metrics:        a.metrics,
 		TracerProvider: a.tracing.Provider(),
 		PlanOf:         planName(a.backend.plans),
@@ -130,14 +131,20 @@ func (a *App) openPlugins(ctx context.Context, opts Options) (*plugin.Registry, 
 
 // reloadConfig reads the configuration again when the caller of New said
 // how (kadu serve does), else keeps the one the App started with: bundle
-// files may still have changed.
-func (a *App) reloadConfig(opts Options) (*config.Config, error) {
+// files may still have changed. Either way the reload is recorded in the
+// audit trail, with what triggered it.
+func (a *App) reloadConfig(ctx context.Context, opts Options, trigger string) (*config.Config, error) {
 	if opts.ReloadConfig == nil {
+		a.auditConfigReload(ctx, trigger, nil)
 		return a.cfg, nil
 	}
 	cfg, err := opts.ReloadConfig()
 	if err != nil {
-		return nil, fmt.Errorf("reading the configuration again: %w", err)
+		err = fmt.Errorf("reading the configuration again: %w", err)
+	}
+	a.auditConfigReload(ctx, trigger, err)
+	if err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -150,7 +157,7 @@ func (a *App) watchPlugins(ctx context.Context, opts Options) {
 	reload := func(trigger string) {
 		mu.Lock()
 		defer mu.Unlock()
-		cfg, err := a.reloadConfig(opts)
+		cfg, err := a.reloadConfig(ctx, opts, trigger)
 		var bundles []plugin.BundleConfig
 		if err == nil {
 			bundles, err = bundleConfigs(cfg)

@@ -46,8 +46,9 @@ func (p *problems) set(dst reflect.Value, key string, typ reflect.Type, v any, s
 // applyEntry sets the key rest of the entry name of a map section such as
 // plans (mv is the map). The entry is created the first time a source
 // mentions it, from the value it has so far — a built-in plan, as Defaults()
-// has them all — or else from zero values, which Validate reports unless
-// every field gets set. An empty mapping ("plans: {gold: {}}") declares the
+// has them all — or else from zero values (but for the fields its
+// ApplyDefaults sets, if it has one), which Validate reports unless every
+// field gets set. An empty mapping ("plans: {gold: {}}") declares the
 // entry without setting a field.
 func (p *problems) applyEntry(mv reflect.Value, section string, m *mapSection, name, rest string, v any, src string) {
 	entryKey := section + "." + name
@@ -63,6 +64,8 @@ func (p *problems) applyEntry(mv reflect.Value, section string, m *mapSection, n
 	entry := reflect.New(m.typ.Elem()).Elem()
 	if old := mv.MapIndex(nameV); old.IsValid() {
 		entry.Set(old)
+	} else if d, ok := entry.Addr().Interface().(entryDefaulter); ok {
+		d.ApplyDefaults() // a field with a default (plans.<name>.audit_retention)
 	}
 	f, isField := m.elem.fields[rest]
 	switch {
@@ -84,6 +87,10 @@ func (p *problems) applyEntry(mv reflect.Value, section string, m *mapSection, n
 	}
 	mv.SetMapIndex(nameV, entry)
 }
+
+// entryDefaulter is an entry type some of whose fields have a default, so
+// that a new entry starts from them rather than from zero values.
+type entryDefaulter interface{ ApplyDefaults() }
 
 func sameEntry(err error, key string) bool {
 	ke, ok := err.(*KeyError)

@@ -244,7 +244,7 @@ func TestLoadEnvMapping(t *testing.T) {
 			"KADU_PLANS__GOLD-2__COST_CAP_CENTS=100", "KADU_PLANS__GOLD-2__MAX_COST_PER_EXECUTION_CENTS=10"}, " | "),
 			func(c *Config) any { return c.Plans["gold-2"] },
 			Plan{ConcurrentExecutions: 3, ExecutionsPerMonth: 30, MaxFileSizeBytes: 1024, Retention: time.Hour,
-				RequestsPerMinute: 60, CostCapCents: 100, MaxCostPerExecutionCents: 10}},
+				RequestsPerMinute: 60, CostCapCents: 100, MaxCostPerExecutionCents: 10, AuditRetention: 8760 * time.Hour}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
@@ -483,7 +483,7 @@ func TestSchemaKeys(t *testing.T) {
 		"log.format", "log.level",
 		"mcp_path",
 		"orgs.auto_provision", "orgs.default_plan", "orgs.example_tasks",
-		"plans.<name>.concurrent_executions", "plans.<name>.cost_cap_cents", "plans.<name>.executions_per_month",
+		"plans.<name>.audit_retention", "plans.<name>.concurrent_executions", "plans.<name>.cost_cap_cents", "plans.<name>.executions_per_month",
 		"plans.<name>.max_cost_per_execution_cents", "plans.<name>.max_file_size_bytes", "plans.<name>.requests_per_minute",
 		"plans.<name>.retention", "plans.<name>.webhooks",
 		"plugins.bundles.<name>.api_calls", "plugins.bundles.<name>.enabled", "plugins.bundles.<name>.isolation",

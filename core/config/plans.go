@@ -11,7 +11,8 @@ import (
 // its fields' meaning and the rule resolving an organisation's plan. Plans
 // are named in the configuration under plans.<name> (lower case, see
 // entryNameRE). Every field is required and must be greater than 0, except
-// Webhooks, which may be 0.
+// Webhooks, which may be 0, and AuditRetention, which defaults to a year
+// and may be 0 (keep forever).
 type Plan = plans.Plan
 
 // plans checks every plan, in name order, reporting each field that is
@@ -32,6 +33,9 @@ func (p *problems) plans(plans map[string]Plan) {
 			p.add(key+".retention", "is 0 or not set; want a positive duration such as \"720h\"")
 		case pl.Retention < 0:
 			p.positive(key+".retention", pl.Retention)
+		}
+		if pl.AuditRetention < 0 {
+			p.add(key+".audit_retention", "%s is negative; want 0 (keep forever) or a duration such as \"8760h\"", pl.AuditRetention)
 		}
 		if pl.Webhooks < 0 {
 			p.add(key+".webhooks", "%d is negative; want 0 (no webhooks) or more", pl.Webhooks)

@@ -47,9 +47,9 @@ plans:
 		"developer": plans.Builtin()["developer"],
 		"team":      team,
 		"gold": {ConcurrentExecutions: 4, ExecutionsPerMonth: 5000, MaxFileSizeBytes: 50 << 20, Retention: 1440 * time.Hour,
-			RequestsPerMinute: 1200, CostCapCents: 50000, MaxCostPerExecutionCents: 5000},
+			RequestsPerMinute: 1200, CostCapCents: 50000, MaxCostPerExecutionCents: 5000, AuditRetention: plans.DefaultAuditRetention},
 		"silver": {ConcurrentExecutions: 1, ExecutionsPerMonth: 10, MaxFileSizeBytes: 1, Retention: time.Hour,
-			RequestsPerMinute: 1, CostCapCents: 1, MaxCostPerExecutionCents: 1},
+			RequestsPerMinute: 1, CostCapCents: 1, MaxCostPerExecutionCents: 1, AuditRetention: plans.DefaultAuditRetention},
 	}
 	if !reflect.DeepEqual(c.Plans, want) {
 		t.Fatalf("plans = %+v\nwant %+v", c.Plans, want)
@@ -100,4 +100,43 @@ func unwrapLoad(t *testing.T, err error) error {
 		t.Fatalf("load error = %v, want a wrapped joined error", err)
 	}
 	return w.Unwrap()
+}
+
+// TestPlanAuditRetention: every plan keeps audit events a year unless it
+// says otherwise, 0 keeps them forever, and a negative value is refused
+// naming the key.
+func TestPlanAuditRetention(t *testing.T) {
+	t.Parallel()
+	full := "    concurrent_executions: 1\n    executions_per_month: 1\n    max_file_size_bytes: 1\n    retention: 1h\n" +
+		"    requests_per_minute: 1\n    cost_cap_cents: 1\n    max_cost_per_execution_cents: 1\n"
+	tests := []struct {
+		name, yaml string
+		plan       string
+		want       time.Duration
+		wantErr    string
+	}{
+		{name: "built-in default", yaml: "plans: {}\n", plan: "team", want: 8760 * time.Hour},
+		{name: "new plan default", yaml: "plans:\n  gold:\n" + full, plan: "gold", want: 8760 * time.Hour},
+		{name: "set", yaml: "plans:\n  gold:\n" + full + "    audit_retention: 2160h\n", plan: "gold", want: 2160 * time.Hour},
+		{name: "zero keeps forever", yaml: "plans:\n  team:\n    audit_retention: 0s\n", plan: "team", want: 0},
+		{name: "negative", yaml: "plans:\n  team:\n    audit_retention: -1h\n", wantErr: "plans.team.audit_retention"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := load(writeYAML(t, tt.yaml), true, nil, environ())
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Plans[tt.plan].AuditRetention; got != tt.want {
+				t.Fatalf("plans.%s.audit_retention = %s, want %s", tt.plan, got, tt.want)
+			}
+		})
+	}
 }

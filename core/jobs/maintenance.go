@@ -12,7 +12,8 @@ import (
 )
 
 // maintenanceArgs is the periodic job (leader only) that expires
-// executions left waiting for input and purges what retention allows.
+// executions left waiting for input and purges what retention allows,
+// audit events included (auditpurge.go).
 type maintenanceArgs struct{}
 
 func (maintenanceArgs) Kind() string { return "maintenance" }
@@ -73,8 +74,10 @@ func (w *maintenanceWorker) Work(ctx context.Context, job *river.Job[maintenance
 	if _, err := q.opts.Store.PurgeConfirmations(ctx, now); err != nil {
 		return err
 	}
-	_, err = q.opts.Store.PurgeIdempotency(ctx, now.Add(-store.IdempotencyRetention))
-	return err
+	if _, err := q.opts.Store.PurgeIdempotency(ctx, now.Add(-store.IdempotencyRetention)); err != nil {
+		return err
+	}
+	return q.purgeAudit(ctx, now) // auditpurge.go
 }
 
 // expireApprovals marks overdue approvals expired, recording each in the

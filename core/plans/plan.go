@@ -37,6 +37,23 @@ type Plan struct {
 	// MaxCostPerExecutionCents is the most one execution may cost, in cents;
 	// at most CostCapCents.
 	MaxCostPerExecutionCents int64 `koanf:"max_cost_per_execution_cents"`
+
+	// AuditRetention is how long the organisation's audit events are kept
+	// before the maintenance job purges them, leaving a signed checkpoint
+	// so that the rest of the chain still verifies (docs/audit.md). 0 keeps
+	// them forever. Unlike the other fields it has a default, 8760h (a
+	// year), also for a plan that is not built in.
+	AuditRetention time.Duration `koanf:"audit_retention"`
+}
+
+// DefaultAuditRetention is the audit retention of a plan that does not
+// set one: a year, what an annual audit looks back on.
+const DefaultAuditRetention = 8760 * time.Hour
+
+// ApplyDefaults sets the fields that have a default, for a plan the
+// configuration declares: it starts from them instead of zero values.
+func (p *Plan) ApplyDefaults() {
+	p.AuditRetention = DefaultAuditRetention
 }
 
 // Builtin returns the plans every configuration has, developer and team; a
@@ -53,6 +70,7 @@ func Builtin() map[string]Plan {
 			RequestsPerMinute:        600,
 			CostCapCents:             10000,
 			MaxCostPerExecutionCents: 2000,
+			AuditRetention:           DefaultAuditRetention,
 		},
 		"team": {
 			ConcurrentExecutions:     10,
@@ -63,6 +81,7 @@ func Builtin() map[string]Plan {
 			RequestsPerMinute:        3000,
 			CostCapCents:             500000,
 			MaxCostPerExecutionCents: 20000,
+			AuditRetention:           DefaultAuditRetention,
 		},
 	}
 }

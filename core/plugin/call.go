@@ -155,6 +155,9 @@ func (v *version) fault(ctx context.Context, req *request, err error, inv *invoc
 		p := v.breaker.policy
 		v.log.LogAttrs(ctx, slog.LevelError, "bundle quarantined",
 			slog.Int("faults", p.Faults), slog.Duration("window", p.Window), slog.Duration("cooldown", p.Cooldown))
+		e := versionEvent(EventQuarantined, v)
+		e.Reason = fmt.Sprintf("%d faults within %s; calls fail for %s", p.Faults, p.Window, p.Cooldown)
+		v.reg.emit(ctx, e)
 	}
 }
 

@@ -159,6 +159,9 @@ type Options struct {
 	// PlanOf resolves an organisation's plan for the bundles whose
 	// Audience lists plans. Nil: such lists match no organisation.
 	PlanOf PlanOf
+	// OnEvent is told of every bundle load, swap, refusal and quarantine
+	// (event.go). Nil: none.
+	OnEvent EventFunc
 }
 
 // bundleNameRE is the bundle name rule, which manifests are held to too.

@@ -48,6 +48,7 @@ type Registry struct {
 	stopSweep  context.CancelFunc
 	metrics    Metrics // never nil
 	planOf     PlanOf  // nil: plan audiences match nobody
+	onEvent    EventFunc
 
 	snap     atomic.Pointer[snapshot] // read without locks by every call
 	runtimes atomic.Int64             // open wazero runtimes, for tests and status
@@ -106,6 +107,7 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 		tracer:  tracerOf(opts.TracerProvider),
 		planOf:  opts.PlanOf,
 	}
+	r.onEvent = opts.OnEvent
 	r.failures.Store(&map[string]failure{})
 	r.snap.Store(newSnapshot().seal())
 	if len(opts.Bundles) > 0 {
@@ -156,6 +158,7 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		failures[cfg.Name] = failure{cfg: cfg, err: err, at: r.set.now()}
 		r.set.log.LogAttrs(ctx, slog.LevelError, "bundle not loaded",
 			slog.String("bundle", cfg.Name), slog.String("path", cfg.Path), slog.Any("error", err))
+		r.emit(ctx, Event{Kind: EventRefused, Bundle: cfg.Name, Reason: err.Error()})
 	}
 	// New and changed bundles load at once, each on its own runtime: a
 	// load is CPU work in wazero (decoding, validating, reading compiled
@@ -167,7 +170,9 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 	for i, cfg := range bundles {
 		cfg = cfg.withDefaults()
 		if seen[cfg.Name] {
-			errs = append(errs, fmt.Errorf("bundle %q: configured twice; give each bundle one entry", cfg.Name))
+			err := errors.New("configured twice; give each bundle one entry")
+			errs = append(errs, fmt.Errorf("bundle %q: %w", cfg.Name, err))
+			r.emit(ctx, Event{Kind: EventRefused, Bundle: cfg.Name, Reason: err.Error()})
 			continue
 		}
 		seen[cfg.Name] = true
@@ -215,6 +220,11 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		}
 		r.set.log.LogAttrs(ctx, slog.LevelInfo, "bundle loaded", slog.String("bundle", c.v.id),
 			slog.String("path", c.v.cfg.Path), slog.String("sha256", c.v.sha))
+		if c.prev != nil {
+			r.emit(ctx, versionEvent(EventSwapped, c.v))
+		} else {
+			r.emit(ctx, versionEvent(EventLoaded, c.v))
+		}
 	}
 	next.setAudiences(bundles)
 	r.snap.Store(next.seal())

@@ -200,7 +200,7 @@ func TestAuditPurge(t *testing.T) {
 			if err != nil || n != purged {
 				t.Fatalf("PurgeAudit: %d, %v; want %d", n, err, purged)
 			}
-			cp, err := db.AuditCheckpoint(ctx, org)
+			cp, err := db.GetAuditCheckpoint(ctx, org)
 			if err != nil || cp == nil || cp.Seq != purged || len(cp.Signature) == 0 {
 				t.Fatalf("checkpoint %+v, %v; want seq 2550, signed", cp, err)
 			}

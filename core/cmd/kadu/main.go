@@ -4,6 +4,7 @@
 //	kadu serve     run the server (embedded defaults: SQLite, dev sign-in, loopback only)
 //	kadu token     print an access token from the embedded development issuer
 //	kadu migrate   create or upgrade the database tables, then exit
+//	kadu audit     verify the audit trail's hash chains, export a chain as JSON Lines
 //	kadu version   print the version and the bundles built in
 //
 // Configuration comes from defaults ← YAML file (--config) ← KADU_*

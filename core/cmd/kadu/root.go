@@ -53,6 +53,6 @@ See config/kadu.yaml for every key and its default.`,
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
 	})
 
-	root.AddCommand(newServeCmd(d), newTokenCmd(d), newMigrateCmd(d), newPluginsCmd(), newVersionCmd(d))
+	root.AddCommand(newServeCmd(d), newTokenCmd(d), newMigrateCmd(d), newPluginsCmd(), newAuditCmd(), newVersionCmd(d))
 	return root
 }
