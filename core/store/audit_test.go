@@ -112,7 +112,7 @@ func TestAuditTamper(t *testing.T) {
 		{"edited", func(t *testing.T, db *store.DB) {
 			execSQL(t, db, `UPDATE audit_events SET detail = 'nothing to see' WHERE org_id = $1 AND seq = 4`, org)
 		}, 4, store.AuditReasonHash, true},
-		{"edited time", func(t *testing.T, db *store.DB) {
+		{"edited outcome", func(t *testing.T, db *store.DB) {
 			execSQL(t, db, `UPDATE audit_events SET outcome = 'failed', status = 500 WHERE org_id = $1 AND seq = 7`, org)
 		}, 7, store.AuditReasonHash, true},
 		{"edited and rehashed", func(t *testing.T, db *store.DB) {
