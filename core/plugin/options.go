@@ -58,6 +58,9 @@ type BundleConfig struct {
 	// failed by Status, and the others serve. Reload ignores it (a failed
 	// reload never unloads a working version).
 	Required bool
+	// Trust is the signature policy the file at Path is held to
+	// (signature.go); a module built in (Wasm) is exempt.
+	Trust Trust
 }
 
 // Limits bound a bundle's instances and calls: the configured per-bundle
@@ -207,7 +210,7 @@ func (b BundleConfig) validate() error {
 func (b BundleConfig) equal(o BundleConfig) bool {
 	return b.Name == o.Name && b.Path == o.Path && (b.Wasm == nil) == (o.Wasm == nil) && equalFoldHex(b.SHA256, o.SHA256) &&
 		slices.Equal(b.Routes, o.Routes) && b.Isolation == o.Isolation && b.Limits == o.Limits &&
-		maps.Equal(b.Config, o.Config)
+		maps.Equal(b.Config, o.Config) && b.Trust.equal(o.Trust)
 }
 
 func equalFoldHex(a, b string) bool {
