@@ -205,11 +205,14 @@ func referenceRows(t *testing.T, root string) []refRow {
 // mapDefaults renders the default of a field of the entries of map section
 // key: for plans, each built-in plan's value; for bundles, the value a
 // bundle an operator adds gets (limits defaulted), the first-party bundles
-// being described apart.
+// being described apart; trusted keys have no default entry.
 func mapDefaults(key string) func(index []int) string {
 	return func(index []int) string {
-		if key == "plugins.bundles" {
+		switch key {
+		case "plugins.bundles":
 			return "`" + renderValue(reflect.ValueOf(Bundle{}.WithDefaults()).FieldByIndex(index)) + "`"
+		case "plugins.trusted_keys":
+			return "none: no key is trusted"
 		}
 		plans := Defaults().Plans
 		var parts []string
