@@ -21,13 +21,13 @@ import (
 func newPluginsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "Check and list WebAssembly bundles",
+		Short: "Check, list and sign WebAssembly bundles",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newPluginsValidateCmd(), newPluginsListCmd())
+	cmd.AddCommand(newPluginsValidateCmd(), newPluginsListCmd(), newPluginsKeygenCmd(), newPluginsSignCmd())
 	return cmd
 }
 
