@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kobana/kadu/core/config"
 	"github.com/kobana/kadu/core/plugin"
@@ -237,4 +238,67 @@ func TestSignedBundleReloadUnderLoad(t *testing.T) {
 			t.Errorf("GET /admin/plugins swap = %+v; want 2.0.0 signed by acme-2026, no last_error", st)
 		}
 	})
+}
+
+// TestSignatureFileWatched changes only the swap bundle's .sig on a server
+// watching its files: an untrusted re-signature is refused on its own (the
+// loaded version keeps serving, last_error says why), and a re-signature
+// by a trusted key is taken up, with no reload asked for.
+func TestSignatureFileWatched(t *testing.T) {
+	pub := newPublisher(t, "acme-2025", "acme-2026", "stranger")
+	v1 := buildSwap(t, "v1", "1.0.0")
+	b := pub.variant(t, v1, "acme-2025", "swap", "1.0.0")
+	srv, _ := startSwapServerWith(t, func(c *config.Config) {
+		signedOnly(pub.trust("acme-2025", "acme-2026"))(c)
+		c.Plugins.Watch = true
+	}, b)
+	caller := newSwapCaller(t, srv, loopbackClient(1), "org_watch")
+	wasm, err := os.ReadFile(b.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// resign replaces the .sig the way kadu plugins sign does: a new file
+	// renamed over the old one.
+	resign := func(key string) {
+		tmp := b.path + ".sig.tmp"
+		sig := bundlesig.Sign(pub[key], wasm, bundlesig.Statement{Name: "swap", Version: "1.0.0", SHA256: b.sha})
+		if err := os.WriteFile(tmp, sig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, plugin.SignatureFile(b.path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// waitStatus polls GET /admin/plugins until ok holds for swap; the
+	// watcher may not be listening yet, so the change is made again now
+	// and then. The bound only catches a watcher that never reloads.
+	waitStatus := func(what string, change func(), ok func(plugin.BundleStatus) bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for next := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(next) {
+				change()
+				next = time.Now().Add(2 * time.Second)
+			}
+			_, list := adminDo(t, srv, http.MethodGet, "/admin/plugins")
+			if st := list.swapStatus(); len(st) == 1 && ok(st[0]) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after 30 s of changing the .sig, GET /admin/plugins swap = %+v; want %s", list.swapStatus(), what)
+			}
+		}
+	}
+	waitStatus("the untrusted re-signature refused", func() { resign("stranger") }, func(s plugin.BundleStatus) bool {
+		return s.SignedBy == "acme-2025" && strings.Contains(s.LastError, "signed by an untrusted key")
+	})
+	if got, err := caller.call(context.Background()); err != nil || got != "1.0.0" {
+		t.Errorf("swap_version after the refused .sig = %q, %v; want 1.0.0 still", got, err)
+	}
+	waitStatus("signed by acme-2026", func() { resign("acme-2026") }, func(s plugin.BundleStatus) bool {
+		return s.SignedBy == "acme-2026" && s.LastError == ""
+	})
+	if got, err := caller.call(context.Background()); err != nil || got != "1.0.0" {
+		t.Errorf("swap_version after the re-signature = %q, %v; want 1.0.0", got, err)
+	}
 }
