@@ -52,6 +52,9 @@ func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 				continue
 			}
 			bc.Path = embeddedPath(name)
+			// Built in and pinned: exempt from signatures, and so not
+			// reloaded when plugins.trusted_keys changes.
+			bc.Trust = plugin.Trust{}
 		}
 		out = append(out, bc)
 	}

@@ -120,8 +120,8 @@ func (s *Signature) File() []byte {
 
 // ParseSignature reads a minisign signature file: an untrusted comment, the
 // signature, a trusted comment and the global signature, a line each. Only
-// prehashed ("ED") signatures are accepted, the default of minisign since
-// 0.8 and what Sign writes; a legacy "Ed" one is refused with what to do.
+// prehashed ("ED") signatures are accepted, minisign's default and what
+// Sign writes; a legacy "Ed" one (minisign -l) is refused with what to do.
 func ParseSignature(data []byte) (*Signature, error) {
 	if len(data) > maxSigFile {
 		return nil, fmt.Errorf("%w: %d bytes, too long for a minisign signature", ErrMalformed, len(data))
@@ -147,8 +147,8 @@ func ParseSignature(data []byte) (*Signature, error) {
 	switch alg := [2]byte(blob[:2]); alg {
 	case algED:
 	case algEd:
-		return nil, fmt.Errorf("%w: a legacy (not prehashed) minisign signature; sign again with minisign 0.8 or later "+
-			"without -l, or with kadu plugins sign", ErrMalformed)
+		return nil, fmt.Errorf("%w: a legacy (not prehashed) minisign signature; sign again without minisign's -l option, "+
+			"or with kadu plugins sign", ErrMalformed)
 	default:
 		return nil, fmt.Errorf("%w: signature algorithm %q, want \"ED\"", ErrMalformed, alg[:])
 	}
