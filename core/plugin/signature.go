@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -157,4 +158,24 @@ func (v *version) signedBy() string {
 		return ""
 	}
 	return v.sig.verified.KeyName + " (" + v.sig.verified.KeyID.String() + ")"
+}
+
+// VerifySignature checks the signature of the bundle file at path, whose
+// module is wasm and whose manifest is name@version, under trust, as a
+// load does: for `kadu plugins list`, offline. It returns the name of the
+// trusted key that signed it, or "" when it is unsigned and that is
+// allowed.
+func VerifySignature(trust Trust, path string, wasm []byte, name, version string) (string, error) {
+	sum := sha256.Sum256(wasm)
+	s, err := verifySignature(BundleConfig{Path: path, Trust: trust}, wasm, hex.EncodeToString(sum[:]))
+	if err != nil {
+		return "", err
+	}
+	if err := s.checkManifest(SignatureFile(path), name, version); err != nil {
+		return "", err
+	}
+	if s.verified == nil {
+		return "", nil
+	}
+	return s.verified.KeyName, nil
 }

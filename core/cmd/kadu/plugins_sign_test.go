@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -121,5 +122,59 @@ func TestPluginsSignErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(notWasm + ".sig"); err == nil {
 		t.Error("a signature was written for a file that is not a bundle")
+	}
+}
+
+// TestPluginsListChecksSignatures lists a signed bundle under a
+// configuration that requires signatures: ok while the key is trusted,
+// refused (and the command fails) when it is not.
+func TestPluginsListChecksSignatures(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "acme")
+	if _, _, err := execute(t, &fake{}, "plugins", "keygen", "--out", prefix); err != nil {
+		t.Fatal(err)
+	}
+	pubFile, err := os.ReadFile(prefix + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := bundlesig.ParsePublicKey(string(pubFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := bundlesig.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm := filepath.Join(dir, "tasks.wasm")
+	copyFile(t, kadutest.BuildWasm(t, "../../../plugins/tasks"), wasm)
+	if _, _, err := execute(t, &fake{}, "plugins", "sign", wasm, "--key", prefix+".key"); err != nil {
+		t.Fatal(err)
+	}
+	list := func(key bundlesig.PublicKey) (string, error) {
+		cfg := writeConfig(t, "data_dir: "+t.TempDir()+`
+plugins:
+  require_signature: true
+  trusted_keys:
+    acme:
+      public_key: `+key.String()+`
+  bundles:
+    tasks:
+      enabled: true
+      path: `+wasm+`
+      sha256: `+sha256File(t, wasm)+`
+    executions: {enabled: false}
+    files: {enabled: false}
+    webhooks: {enabled: false}
+`)
+		out, _, err := execute(t, &fake{}, "plugins", "list", "--config", cfg)
+		return out, err
+	}
+	if out, err := list(pub); err != nil || !regexp.MustCompile(`(?m)^tasks +ok `).MatchString(out) {
+		t.Errorf("kadu plugins list with the signer trusted = %v:\n%s", err, out)
+	}
+	out, err := list(other.Public())
+	if err == nil || !strings.Contains(out, "refused: signature file "+wasm+".sig refused: signed by an untrusted key") {
+		t.Errorf("kadu plugins list with another key trusted = %v; want the bundle refused:\n%s", err, out)
 	}
 }
