@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -143,7 +144,7 @@ func TestSignedBundleAtStart(t *testing.T) {
 			sb.Required = true
 			cfg.Plugins.Bundles["swap"] = sb
 			signedOnly(keys)(&cfg)
-			a, err := New(context.Background(), &cfg, Options{Version: "test"})
+			a, err := New(context.Background(), &cfg, Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
 			if err == nil {
 				a.Close()
 				t.Fatal("the server started with a required bundle whose signature is refused")
