@@ -100,6 +100,13 @@ func unlimitedRequests(c *config.Config) {
 // http.write_timeout lets an admin request run.
 func startSwapServer(t *testing.T, builds ...swapBuild) (*testServer, *reloadable) {
 	t.Helper()
+	return startSwapServerWith(t, nil, builds...)
+}
+
+// startSwapServerWith is startSwapServer with tweak applied to the
+// configuration last (it is also the configuration reloads read).
+func startSwapServerWith(t *testing.T, tweak func(*config.Config), builds ...swapBuild) (*testServer, *reloadable) {
+	t.Helper()
 	rl := &reloadable{}
 	srv := serveApp(t, func(c *config.Config) {
 		useFirstPartyBundles(t, c)
@@ -108,6 +115,9 @@ func startSwapServer(t *testing.T, builds ...swapBuild) (*testServer, *reloadabl
 		// its own would make the number of swaps the test's to guess.
 		c.Plugins.Watch = false
 		unlimitedRequests(c)
+		if tweak != nil {
+			tweak(c)
+		}
 		rl.cfg = *c
 		rl.cfg.Plugins.Bundles = maps.Clone(c.Plugins.Bundles)
 	}, Options{Version: "test", ReloadConfig: rl.load})

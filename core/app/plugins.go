@@ -24,6 +24,11 @@ import (
 func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 	enabled := cfg.EnabledBundles()
 	out := make([]plugin.BundleConfig, 0, len(enabled))
+	keys, err := cfg.Plugins.Keyring()
+	if err != nil {
+		return nil, err
+	}
+	trust := plugin.Trust{Keys: keys, Require: cfg.Plugins.RequireSignature}
 	var errs []error
 	modules := embeddedModules(enabled)
 	for _, name := range slices.Sorted(maps.Keys(enabled)) {
@@ -38,6 +43,7 @@ func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 			Config:    b.SettingsMap(),
 			Required:  b.Required,
 			Audience:  plugin.Audience{Organisations: b.Organisations, Plans: b.Plans},
+			Trust:     trust,
 		}
 		if b.Path == "" && config.IsFirstParty(name) {
 			if bc.Wasm = modules[name]; bc.Wasm == nil {
@@ -47,6 +53,9 @@ func bundleConfigs(cfg *config.Config) ([]plugin.BundleConfig, error) {
 				continue
 			}
 			bc.Path = embeddedPath(name)
+			// Built in and pinned: exempt from signatures, and so not
+			// reloaded when plugins.trusted_keys changes.
+			bc.Trust = plugin.Trust{}
 		}
 		out = append(out, bc)
 	}
@@ -195,7 +204,9 @@ func (a *App) watchPlugins(ctx context.Context, opts Options) {
 	}
 	for _, b := range a.cfg.EnabledBundles() {
 		if b.Path != "" { // empty: built into the binary, nothing to watch
-			paths = append(paths, b.Path)
+			// The signature too: a bundle re-signed (or its .sig removed)
+			// is verified again at once.
+			paths = append(paths, b.Path, plugin.SignatureFile(b.Path))
 		}
 	}
 	if len(paths) == 0 {

@@ -116,8 +116,10 @@ func expandKeys(c Config) []string {
 			names = slices.Sorted(maps.Keys(c.Plans))
 		case "plugins.bundles.":
 			names = slices.Sorted(maps.Keys(c.Plugins.Bundles))
+		case "plugins.trusted_keys.":
+			names = slices.Sorted(maps.Keys(c.Plugins.TrustedKeys))
 		default:
-			panic("expandKeys knows only the map sections plans and plugins.bundles, not " + key)
+			panic("expandKeys knows only the map sections plans, plugins.bundles and plugins.trusted_keys, not " + key)
 		}
 		for _, name := range names {
 			out = append(out, before+name+after)
@@ -492,7 +494,8 @@ func TestSchemaKeys(t *testing.T) {
 		"plugins.bundles.<name>.settings", "plugins.bundles.<name>.sha256", "plugins.bundles.<name>.timeout",
 		"plugins.cache_dir", "plugins.drain_timeout", "plugins.idle_ttl", "plugins.max_instances",
 		"plugins.memory_budget_mib", "plugins.memory_wait", "plugins.org_share_percent",
-		"plugins.quarantine.cooldown", "plugins.quarantine.faults", "plugins.quarantine.window", "plugins.watch",
+		"plugins.quarantine.cooldown", "plugins.quarantine.faults", "plugins.quarantine.window", "plugins.require_signature",
+		"plugins.trusted_keys.<name>.public_key", "plugins.watch",
 		"public_url",
 		"rate_limits.backend", "rate_limits.enabled", "rate_limits.ip_per_minute",
 		"runner.http.poll_interval", "runner.http.timeout", "runner.http.token", "runner.http.url", "runner.kind", "runner.rescue_after",

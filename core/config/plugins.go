@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kobana/kadu/core/plugin/bundleconf"
+	"github.com/kobana/kadu/core/plugin/bundlesig"
 )
 
 // Plugins configures the WASM bundles that provide tools, resources and
@@ -58,6 +60,44 @@ type Plugins struct {
 	// Bundles are the enabled bundles, by name: plugins.bundles.<name>.<field>.
 	// The name is the bundle's manifest name.
 	Bundles map[string]Bundle `koanf:"bundles"`
+
+	// RequireSignature refuses, at start and at reload, a bundle file with
+	// no signature next to it (<path>.sig, written by `kadu plugins sign` or
+	// minisign; docs/reference/bundles.md, "Signed bundles"). A signature
+	// that is present is verified either way. Bundles built into the binary
+	// are exempt. Default false; recommended in production.
+	RequireSignature bool `koanf:"require_signature"`
+
+	// TrustedKeys are the public keys trusted to sign bundles, by a name of
+	// the operator's choice (plugins.trusted_keys.<name>.public_key).
+	// Several may be trusted at once, so a publisher can rotate keys.
+	TrustedKeys map[string]TrustedKey `koanf:"trusted_keys"`
+}
+
+// TrustedKey is one public key trusted to sign bundles.
+type TrustedKey struct {
+	// PublicKey is a minisign Ed25519 public key: the base64 line
+	// ("RW…") of the .pub file that `kadu plugins keygen` or `minisign -G`
+	// wrote.
+	PublicKey string `koanf:"public_key"`
+}
+
+// Keyring returns the trusted keys of plugins.trusted_keys. Load has
+// validated them; the error names the key that does not parse.
+func (p *Plugins) Keyring() (*bundlesig.Keyring, error) {
+	keys := make(map[string]bundlesig.PublicKey, len(p.TrustedKeys))
+	for _, name := range slices.Sorted(maps.Keys(p.TrustedKeys)) {
+		k, err := bundlesig.ParsePublicKey(p.TrustedKeys[name].PublicKey)
+		if err != nil {
+			return nil, fmt.Errorf("plugins.trusted_keys.%s.public_key: %w", name, err)
+		}
+		keys[name] = k
+	}
+	kr, err := bundlesig.NewKeyring(keys)
+	if err != nil {
+		return nil, fmt.Errorf("plugins.trusted_keys: %w", err)
+	}
+	return kr, nil
 }
 
 // Quarantine is the circuit breaker of a bundle version: Faults faults
@@ -206,6 +246,7 @@ func (p *problems) plugins(pl *Plugins) {
 		p.add("plugins.cache_dir", "%q is not an absolute path", pl.CacheDir)
 	}
 	p.pluginPool(pl)
+	p.trustedKeys(pl)
 	for _, name := range slices.Sorted(maps.Keys(pl.Bundles)) {
 		key := "plugins.bundles." + name
 		if err := bundleconf.CheckName(name); err != nil {
@@ -275,5 +316,29 @@ func (p *problems) pluginPool(pl *Plugins) {
 				"plugins.org_share_percent, or lower plugins.bundles.%s.memory_mib", pl.OrgSharePercent, pl.MemoryBudgetMiB, share, name, b.MemoryMiB, name)
 			return
 		}
+	}
+}
+
+// trustedKeys checks that each trusted key is a minisign public key, and
+// that no two names hold one key (a signature could not say which signed).
+func (p *problems) trustedKeys(pl *Plugins) {
+	byID := map[bundlesig.KeyID]string{}
+	for _, name := range slices.Sorted(maps.Keys(pl.TrustedKeys)) {
+		key := "plugins.trusted_keys." + name + ".public_key"
+		v := pl.TrustedKeys[name].PublicKey
+		if strings.TrimSpace(v) == "" {
+			p.add(key, "is required: the base64 line of a minisign public key (`kadu plugins keygen` writes it to PREFIX.pub)")
+			continue
+		}
+		k, err := bundlesig.ParsePublicKey(v)
+		if err != nil {
+			p.add(key, "%s; want the base64 line (\"RW…\") of a minisign public key, as `kadu plugins keygen` or `minisign -G` writes it", err)
+			continue
+		}
+		if other, ok := byID[k.ID]; ok {
+			p.add(key, "is the same key (ID %s) as plugins.trusted_keys.%s; keep one of them", k.ID, other)
+			continue
+		}
+		byID[k.ID] = name
 	}
 }

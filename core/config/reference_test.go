@@ -218,16 +218,19 @@ func referenceRows(t *testing.T, root string) []refRow {
 // mapDefaults renders the default of a field of the entries of map section
 // key: for plans, each built-in plan's value; for bundles, the value a
 // bundle an operator adds gets (limits defaulted), the first-party bundles
-// being described apart.
+// being described apart; trusted keys have no default entry.
 func mapDefaults(key string) func(index []int) string {
 	return func(index []int) string {
-		if key == "plugins.bundles" {
+		switch key {
+		case "plugins.bundles":
 			v := reflect.ValueOf(Bundle{}.WithDefaults()).FieldByIndex(index)
 			if audienceFields[reflect.TypeFor[Bundle]().FieldByIndex(index).Name] {
 				// Unset and empty differ here: unset is everyone, [] nobody.
 				return unsetDefault
 			}
 			return "`" + renderValue(v) + "`"
+		case "plugins.trusted_keys":
+			return "none: no key is trusted"
 		}
 		plans := Defaults().Plans
 		var parts []string

@@ -23,6 +23,13 @@ func goodBundle() Bundle {
 		Routes: []string{"GET /api/v1/tasks", "GET /api/v1/tasks/{id}"}, Settings: []string{"region=br"}}
 }
 
+// minisignKey and otherMinisignKey are minisign public keys (the first is
+// the example key of minisign's documentation, ID E7620F1842B4E81F).
+const (
+	minisignKey      = "RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"
+	otherMinisignKey = "RWQBAgMEBQYHCAECAwQFBgcIAQIDBAUGBwgBAgMEBQYHCAECAwQFBgcI"
+)
+
 // production is a valid configuration with an external issuer.
 func production(c *Config) {
 	c.Addr = "0.0.0.0:8080"
@@ -94,6 +101,20 @@ func TestValidate(t *testing.T) {
 		{name: "quarantine window", mutate: func(c *Config) { c.Plugins.Quarantine.Window = 0 }, wantKey: "plugins.quarantine.window"},
 		{name: "quarantine cooldown", mutate: func(c *Config) { c.Plugins.Quarantine.Cooldown = 0 }, wantKey: "plugins.quarantine.cooldown"},
 		{name: "bundle settings", mutate: func(c *Config) { b := goodBundle(); b.Settings = []string{"novalue"}; c.Plugins.Bundles["tasks"] = b }, wantKey: "plugins.bundles.tasks.settings"},
+		{name: "trusted keys", mutate: func(c *Config) {
+			c.Plugins.TrustedKeys = map[string]TrustedKey{"acme-2025": {PublicKey: minisignKey}, "acme-2026": {PublicKey: otherMinisignKey}}
+			c.Plugins.RequireSignature = true
+		}},
+		{name: "trusted key, whole .pub file", mutate: func(c *Config) {
+			c.Plugins.TrustedKeys = map[string]TrustedKey{"acme": {PublicKey: "untrusted comment: minisign public key E7620F1842B4E81F\n" + minisignKey + "\n"}}
+		}},
+		{name: "trusted key empty", mutate: func(c *Config) { c.Plugins.TrustedKeys = map[string]TrustedKey{"acme": {}} },
+			wantKey: "plugins.trusted_keys.acme.public_key", wantMsg: "is required"},
+		{name: "trusted key not a key", mutate: func(c *Config) { c.Plugins.TrustedKeys = map[string]TrustedKey{"acme": {PublicKey: "RWQnotakey"}} },
+			wantKey: "plugins.trusted_keys.acme.public_key", wantMsg: "minisign public key"},
+		{name: "trusted key twice", mutate: func(c *Config) {
+			c.Plugins.TrustedKeys = map[string]TrustedKey{"a": {PublicKey: minisignKey}, "b": {PublicKey: minisignKey}}
+		}, wantKey: "plugins.trusted_keys.b.public_key", wantMsg: "same key (ID E7620F1842B4E81F) as plugins.trusted_keys.a"},
 		{name: "sealing keys", mutate: func(c *Config) {
 			c.Confirm.SealingKeys = Secret(strings.Repeat("k", 32) + "," + strings.Repeat("j", 40))
 		}},

@@ -1,7 +1,8 @@
 // Package plugin runs tool groups as WebAssembly bundles under wazero: the
 // host side of the "kadu v1" ABI (sdk/ABI.md).
 //
-// It owns: verifying bundles (sha256 pin, exports, manifest, granted
+// It owns: verifying bundles (sha256 pin, signature under the trusted keys
+// — the format is core/plugin/bundlesig's —, exports, manifest, granted
 // routes, x-mcp-header rules, schemas), the kadu v1 host functions, one
 // wazero runtime per bundle version, instance pools per (bundle version,
 // organisation) under a global memory budget in bytes (see budget and

@@ -61,6 +61,9 @@ type BundleConfig struct {
 	// Audience says which organisations see the bundle; the zero value is
 	// every organisation. Changing it keeps the loaded version.
 	Audience Audience
+	// Trust is the signature policy the file at Path is held to
+	// (signature.go); a module built in (Wasm) is exempt.
+	Trust Trust
 }
 
 // Limits bound a bundle's instances and calls: the configured per-bundle
@@ -216,7 +219,7 @@ func (b BundleConfig) validate() error {
 func (b BundleConfig) equal(o BundleConfig) bool {
 	return b.Name == o.Name && b.Path == o.Path && (b.Wasm == nil) == (o.Wasm == nil) && equalFoldHex(b.SHA256, o.SHA256) &&
 		slices.Equal(b.Routes, o.Routes) && b.Isolation == o.Isolation && b.Limits == o.Limits &&
-		maps.Equal(b.Config, o.Config)
+		maps.Equal(b.Config, o.Config) && b.Trust.equal(o.Trust)
 }
 
 func equalFoldHex(a, b string) bool {

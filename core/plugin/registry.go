@@ -177,7 +177,7 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		}
 		seen[cfg.Name] = true
 		prev := old.byName[cfg.Name]
-		if prev != nil && prev.cfg.equal(cfg) {
+		if prev != nil && !loads[i].tried { // unchanged: loadAll left it alone
 			if err := r.checkFile(ctx, prev); err != nil {
 				errs = append(errs, fmt.Errorf("bundle %q: %w", cfg.Name, err))
 			}
@@ -219,7 +219,7 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 			continue
 		}
 		r.set.log.LogAttrs(ctx, slog.LevelInfo, "bundle loaded", slog.String("bundle", c.v.id),
-			slog.String("path", c.v.cfg.Path), slog.String("sha256", c.v.sha))
+			slog.String("path", c.v.cfg.Path), slog.String("sha256", c.v.sha), slog.String("signed_by", c.v.signedBy()))
 		if c.prev != nil {
 			r.emit(ctx, versionEvent(EventSwapped, c.v))
 		} else {
@@ -240,10 +240,12 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 	return errors.Join(errs...)
 }
 
-// loaded is the outcome of loading one bundle.
+// loaded is the outcome of loading one bundle; tried is false when
+// loadAll kept the version serving it (see version.unchanged).
 type loaded struct {
-	v   *version
-	err error
+	v     *version
+	err   error
+	tried bool
 }
 
 // loadAll loads, in parallel on up to GOMAXPROCS goroutines, the bundles
@@ -260,10 +262,11 @@ func (r *Registry) loadAll(ctx context.Context, bundles []BundleConfig, old *sna
 			continue
 		}
 		seen[cfg.Name] = true
-		if prev := old.byName[cfg.Name]; prev != nil && prev.cfg.equal(cfg) {
+		if prev := old.byName[cfg.Name]; prev != nil && prev.unchanged(cfg) {
 			continue
 		}
 		todo = append(todo, i)
+		out[i].tried = true
 	}
 	if len(todo) == 1 {
 		i := todo[0]
@@ -413,6 +416,13 @@ type BundleStatus struct {
 	Calls            int64      `json:"calls"`
 	Faults           int64      `json:"faults"`
 	APICalls         int64      `json:"api_calls"`
+
+	// Signature is "signed", "unsigned" or "built_in" (exempt) for a
+	// loaded version; SignedBy names the trusted key (plugins.trusted_keys)
+	// that signed it, SignerKeyID is that key's minisign key ID.
+	Signature   string `json:"signature,omitempty"`
+	SignedBy    string `json:"signed_by,omitempty"`
+	SignerKeyID string `json:"signer_key_id,omitempty"`
 }
 
 // Bundle states of BundleStatus.
@@ -449,6 +459,7 @@ func (r *Registry) Status() []BundleStatus {
 			st.LastError = f.err.Error()
 		}
 		st.FileError = v.fileError()
+		v.signatureStatus(&st)
 		out = append(out, st)
 	}
 	var failed []BundleStatus

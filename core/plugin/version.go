@@ -64,6 +64,7 @@ type version struct {
 	instances atomic.Int64 // live modules of this version, describe included
 
 	file fileState // the file it was loaded from, as last checked
+	sig  sigState  // its signature file, as verified at load (signature.go)
 
 	memBytes    atomic.Int64 // charged to the budget by its instances
 	memEstimate atomic.Int64 // committed memory reserved for a new instance: the most one held when going idle
@@ -114,6 +115,10 @@ func (r *Registry) loadVersion(ctx context.Context, cfg BundleConfig) (v *versio
 			"if the new file is the one you mean to run, update sha256 in the config",
 			cfg.Path, sum, strings.ToLower(cfg.SHA256))
 	}
+	sig, err := verifySignature(cfg, wasm, sum)
+	if err != nil {
+		return nil, err
+	}
 	grant := make([]route.Pattern, len(cfg.Routes))
 	for i, s := range cfg.Routes {
 		grant[i], _ = route.Parse(s) // validated above
@@ -121,7 +126,7 @@ func (r *Registry) loadVersion(ctx context.Context, cfg BundleConfig) (v *versio
 	v = &version{
 		reg: r, cfg: cfg, sha: sum, grant: grant, classes: routeclass.New(), id: cfg.Name,
 		drained: make(chan struct{}), loadedAt: r.set.now(),
-		breaker: breaker{policy: r.set.quarantine},
+		breaker: breaker{policy: r.set.quarantine}, sig: sig,
 	}
 	v.log = r.set.log.With(slog.String("bundle", cfg.Name))
 	man, err := r.compileAndDescribe(ctx, v, wasm)
@@ -131,6 +136,10 @@ func (r *Registry) loadVersion(ctx context.Context, cfg BundleConfig) (v *versio
 	if man.m.Name != cfg.Name {
 		v.close()
 		return nil, fmt.Errorf("manifest: name %q differs from the configured name %q; rename one of them", man.m.Name, cfg.Name)
+	}
+	if err := sig.checkManifest(SignatureFile(cfg.Path), man.m.Name, man.m.Version); err != nil {
+		v.close()
+		return nil, err
 	}
 	v.man = man
 	v.id = man.m.Name + "@" + man.m.Version

@@ -21,13 +21,13 @@ import (
 func newPluginsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "Check and list WebAssembly bundles",
+		Short: "Check, list and sign WebAssembly bundles",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newPluginsValidateCmd(), newPluginsListCmd())
+	cmd.AddCommand(newPluginsValidateCmd(), newPluginsListCmd(), newPluginsKeygenCmd(), newPluginsSignCmd())
 	return cmd
 }
 
@@ -117,8 +117,9 @@ func newPluginsListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List the configured bundles and check each one offline",
 		Long: `List the bundles of plugins.bundles with their paths and pins, and check each
-enabled one offline: that its file matches its sha256 pin and that it
-validates against its granted routes. A running server reports what it has
+enabled one offline: that its file matches its sha256 pin, that it
+validates against its granted routes, and that its signature (<path>.sig)
+would be accepted under plugins.trusted_keys and plugins.require_signature. A running server reports what it has
 loaded at GET /admin/plugins on the admin listener.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -131,6 +132,11 @@ loaded at GET /admin/plugins on the admin listener.`,
 				fmt.Fprintln(w, "no bundles configured (plugins.bundles)")
 				return nil
 			}
+			keys, err := cfg.Plugins.Keyring()
+			if err != nil {
+				return err
+			}
+			trust := plugin.Trust{Keys: keys, Require: cfg.Plugins.RequireSignature}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSTATE\tVERSION\tPATH")
 			failed := 0
@@ -147,6 +153,8 @@ loaded at GET /admin/plugins on the admin listener.`,
 				if b.Enabled {
 					state = "ok"
 					if problem := checkBundle(cmd, b.Path, wasm, b.SHA256, b.Routes, &version); problem != "" {
+						state, failed = problem, failed+1
+					} else if problem := checkSignature(trust, b.Path, name, version); problem != "" {
 						state, failed = problem, failed+1
 					}
 				}
@@ -186,5 +194,21 @@ func checkBundle(cmd *cobra.Command, path string, wasm []byte, pin string, route
 		return "invalid: " + err.Error()
 	}
 	*version = m.Version
+	return ""
+}
+
+// checkSignature returns "" when the bundle file at path (empty: built
+// in, exempt) has a signature the server would accept, else what is wrong.
+func checkSignature(trust plugin.Trust, path, name, version string) string {
+	if path == "" {
+		return ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	if _, err := plugin.VerifySignature(trust, path, data, name, version); err != nil {
+		return "refused: " + err.Error()
+	}
 	return ""
 }
