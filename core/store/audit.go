@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -135,12 +138,14 @@ type auditKey struct{}
 // PendingAudit is a record waiting for the transaction of the change it
 // records. Appended reports whether a committed transaction took it.
 type PendingAudit struct {
-	Record   AuditRecord
-	appended bool
+	Record AuditRecord
+	// state is pendingOpen, pendingClaimed (a transaction appends it) or
+	// pendingAppended (audit_append.go).
+	state atomic.Int32
 }
 
 // Appended reports whether a committed transaction has appended the record.
-func (p *PendingAudit) Appended() bool { return p != nil && p.appended }
+func (p *PendingAudit) Appended() bool { return p != nil && p.state.Load() == pendingAppended }
 
 // WithAudit returns ctx carrying rec: the first transaction that commits on
 // the returned context (DB.InTx, or any write method of DB) appends rec to
@@ -151,45 +156,119 @@ func WithAudit(ctx context.Context, rec AuditRecord) (context.Context, *PendingA
 	return context.WithValue(ctx, auditKey{}, p), p
 }
 
-// AppendAudit appends rec to its chain and returns the stored event. On a Tx
-// it runs in that transaction.
-func (o *ops) AppendAudit(ctx context.Context, rec AuditRecord) (AuditEvent, error) {
-	return AuditEvent{}, ErrAuditNotImplemented
+const auditColumns = `id, org_id, seq, occurred_at, action, surface, issuer, subject, role, scopes,
+	client_id, client_name, tool, route, resource_id, args_digest, outcome, status, detail, request_id, trace_id,
+	prev_hash, hash`
+
+func scanAudit(s scanner) (AuditEvent, error) {
+	var e AuditEvent
+	err := s.Scan(&e.ID, &e.OrgID, &e.Seq, timeCol{&e.OccurredAt}, &e.Action, &e.Surface, &e.Issuer, &e.Subject,
+		&e.Role, jsonCol[[]string]{&e.Scopes}, &e.ClientID, &e.ClientName, &e.Tool, &e.Route, &e.ResourceID,
+		&e.ArgsDigest, &e.Outcome, &e.Status, &e.Detail, &e.RequestID, &e.TraceID, &e.PrevHash, &e.Hash)
+	if len(e.Scopes) == 0 {
+		e.Scopes = nil
+	}
+	return e, err
+}
+
+// auditConds returns the WHERE conditions of f for orgID's chain.
+func (o *ops) auditConds(a *args, orgID string, f AuditFilter) []string {
+	conds := []string{"org_id = " + a.add(orgID)}
+	if !f.Since.IsZero() {
+		conds = append(conds, "occurred_at >= "+a.add(o.d.timeArg(f.Since)))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "occurred_at < "+a.add(o.d.timeArg(f.Until)))
+	}
+	for _, c := range []struct{ col, v string }{
+		{"subject", f.Subject}, {"tool", f.Tool}, {"route", f.Route}, {"action", f.Action}, {"outcome", f.Outcome},
+	} {
+		if c.v != "" {
+			conds = append(conds, c.col+" = "+a.add(c.v))
+		}
+	}
+	return conds
 }
 
 // ListAudit returns a page of orgID's events matching f, newest first
-// (cursor: Before = the last item's id).
+// (cursor: Before = the last item's id). Events are ordered by their place
+// in the chain (seq), which ids minted on several replicas may not follow;
+// a Before that is no event of orgID's gives an empty page.
 func (o *ops) ListAudit(ctx context.Context, orgID string, f AuditFilter, p ListParams) (Page[AuditEvent], error) {
-	return Page[AuditEvent]{}, ErrAuditNotImplemented
+	var a args
+	conds := o.auditConds(&a, orgID, f)
+	if p.Before != "" {
+		conds = append(conds, "seq < (SELECT b.seq FROM audit_events b WHERE b.org_id = "+a.add(orgID)+
+			" AND b.id = "+a.add(p.Before)+")")
+	}
+	limit := clampLimit(p.Limit)
+	query := `SELECT ` + auditColumns + ` FROM audit_events` + where(conds) + ` ORDER BY seq DESC LIMIT ` + a.add(limit+1)
+	page, err := listPage(ctx, o.read, query, a, limit, scanAudit)
+	if err != nil {
+		return Page[AuditEvent]{}, fmt.Errorf("audit events of %q: %w", orgID, err)
+	}
+	return page, nil
 }
 
-// GetAudit returns orgID's event id.
+// GetAudit returns orgID's event id; another chain's event is ErrNotFound.
 func (o *ops) GetAudit(ctx context.Context, orgID, id string) (AuditEvent, error) {
-	return AuditEvent{}, ErrAuditNotImplemented
+	e, err := scanAudit(o.read.QueryRowContext(ctx, `SELECT `+auditColumns+` FROM audit_events
+		WHERE org_id = $1 AND id = $2`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return AuditEvent{}, fmt.Errorf("audit event %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return AuditEvent{}, fmt.Errorf("getting audit event %s: %w", id, err)
+	}
+	return e, nil
 }
 
 // ExportAudit calls fn with each of orgID's events at or after since, in
-// chain order (oldest first), streaming.
+// chain order (oldest first), streaming: the rows are read while fn runs,
+// so fn must not use the store's writer on SQLite (nor the Tx it was
+// called on). An error of fn stops the export and is returned as is.
 func (o *ops) ExportAudit(ctx context.Context, orgID string, since time.Time, fn func(AuditEvent) error) error {
-	return ErrAuditNotImplemented
+	var a args
+	conds := o.auditConds(&a, orgID, AuditFilter{Since: since})
+	rows, err := o.read.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_events`+where(conds)+` ORDER BY seq`, a...)
+	if err != nil {
+		return fmt.Errorf("exporting the audit chain of %q: %w", orgID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return fmt.Errorf("exporting the audit chain of %q: %w", orgID, err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("exporting the audit chain of %q: %w", orgID, err)
+	}
+	return nil
 }
 
 // AuditChains returns the organisation ids that have an audit chain,
-// InstallationChain included when it has events.
+// InstallationChain ("", first) included when it has events, sorted. A
+// chain whose events were all purged is still one (its checkpoint remains).
 func (o *ops) AuditChains(ctx context.Context) ([]string, error) {
-	return nil, ErrAuditNotImplemented
-}
-
-// VerifyAudit recomputes orgID's chain from its checkpoint (if any) to its
-// head and returns the number of events checked, and an *AuditBreak naming
-// the first broken link, or nil.
-func (o *ops) VerifyAudit(ctx context.Context, orgID string) (checked int64, brk *AuditBreak, err error) {
-	return 0, nil, ErrAuditNotImplemented
-}
-
-// PurgeAudit deletes orgID's events that occurred before cutoff, leaving a
-// signed checkpoint of the last one deleted, in one transaction, and
-// returns how many it deleted.
-func (o *ops) PurgeAudit(ctx context.Context, orgID string, cutoff time.Time) (int64, error) {
-	return 0, ErrAuditNotImplemented
+	rows, err := o.read.QueryContext(ctx, `SELECT org_id FROM audit_heads ORDER BY org_id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing audit chains: %w", err)
+	}
+	defer rows.Close()
+	chains := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("listing audit chains: %w", err)
+		}
+		chains = append(chains, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing audit chains: %w", err)
+	}
+	return chains, nil
 }

@@ -324,22 +324,26 @@ func (o *ops) SoftDeleteFile(ctx context.Context, orgID, id string) error {
 // Concurrent calls never expire a file twice. A blob whose deletion fails
 // is deleted again by the purge (PurgeableFiles lists expired files).
 func (o *ops) ExpireUploads(ctx context.Context, now time.Time) ([]File, error) {
-	rows, err := o.write.QueryContext(ctx, `UPDATE files SET status = 'expired', updated_at = $1
-		WHERE status = 'pending_upload' AND expires_at <= $1 AND deleted_at IS NULL
-		RETURNING `+fileColumns, o.d.timeArg(now))
-	if err != nil {
-		return nil, fmt.Errorf("expiring uploads: %w", err)
-	}
-	defer rows.Close()
-	expired := []File{}
-	for rows.Next() {
-		f, err := scanFile(rows)
+	var expired []File
+	err := o.writeOne(ctx, func(q querier) error {
+		rows, err := q.QueryContext(ctx, `UPDATE files SET status = 'expired', updated_at = $1
+			WHERE status = 'pending_upload' AND expires_at <= $1 AND deleted_at IS NULL
+			RETURNING `+fileColumns, o.d.timeArg(now))
 		if err != nil {
-			return nil, fmt.Errorf("expiring uploads: %w", err)
+			return err
 		}
-		expired = append(expired, f)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		expired = []File{}
+		for rows.Next() {
+			f, err := scanFile(rows)
+			if err != nil {
+				return err
+			}
+			expired = append(expired, f)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("expiring uploads: %w", err)
 	}
 	return expired, nil

@@ -35,11 +35,13 @@ func (o *ops) ClaimRun(ctx context.Context, orgID, id, owner string, deadline ti
 		return "", errors.New("store: ClaimRun: empty owner")
 	}
 	var s Status
-	err := o.write.QueryRowContext(ctx, `UPDATE executions SET run_owner = $3, heartbeat_at = $4, run_deadline = $5
-		WHERE org_id = $1 AND id = $2 AND status IN ('running', 'cancelling') AND (run_owner IS NULL OR run_owner = '')
-			AND deleted_at IS NULL
-		RETURNING status`,
-		orgID, id, owner, o.d.timeArg(o.clock()), o.d.timeArg(deadline)).Scan(&s)
+	err := o.writeOne(ctx, func(q querier) error {
+		return q.QueryRowContext(ctx, `UPDATE executions SET run_owner = $3, heartbeat_at = $4, run_deadline = $5
+			WHERE org_id = $1 AND id = $2 AND status IN ('running', 'cancelling') AND (run_owner IS NULL OR run_owner = '')
+				AND deleted_at IS NULL
+			RETURNING status`,
+			orgID, id, owner, o.d.timeArg(o.clock()), o.d.timeArg(deadline)).Scan(&s)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("execution %s is not a run free to claim: %w", id, ErrConflict)
 	}
@@ -58,9 +60,11 @@ func (o *ops) Heartbeat(ctx context.Context, orgID, id, owner string) (Status, e
 		return "", err
 	}
 	var s Status
-	err := o.write.QueryRowContext(ctx, `UPDATE executions SET heartbeat_at = $4
-		WHERE org_id = $1 AND id = $2 AND run_owner = $3 AND status IN ('running', 'cancelling') AND deleted_at IS NULL
-		RETURNING status`, orgID, id, owner, o.d.timeArg(o.clock())).Scan(&s)
+	err := o.writeOne(ctx, func(q querier) error {
+		return q.QueryRowContext(ctx, `UPDATE executions SET heartbeat_at = $4
+			WHERE org_id = $1 AND id = $2 AND run_owner = $3 AND status IN ('running', 'cancelling') AND deleted_at IS NULL
+			RETURNING status`, orgID, id, owner, o.d.timeArg(o.clock())).Scan(&s)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("execution %s: the lease is no longer %s's: %w", id, owner, ErrConflict)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/ed25519"
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
@@ -37,6 +38,8 @@ type SecretKeys struct {
 type secretKey struct {
 	id   string
 	aead cipher.AEAD
+	// checkpoint signs the audit trail's checkpoints (audit_purge.go).
+	checkpoint ed25519.PrivateKey
 }
 
 // Purpose labels of the HKDF derivations: changing one makes every stored
@@ -84,7 +87,11 @@ func NewSecretKeys(masters ...[]byte) (*SecretKeys, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: secret key %d: %w", i, err)
 		}
-		k.keys = append(k.keys, secretKey{id: id, aead: aead})
+		checkpoint, err := deriveCheckpointKey(m)
+		if err != nil {
+			return nil, fmt.Errorf("store: secret key %d: %w", i, err)
+		}
+		k.keys = append(k.keys, secretKey{id: id, aead: aead, checkpoint: checkpoint})
 	}
 	return k, nil
 }

@@ -141,11 +141,13 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		moved:    opts.OnTransition,
 		idemLock: opts.IdempotencyLock,
 		read:     observe(read, db.obs, db.names),
-		write:    observe(trackedWriter{writer, db.health}, db.obs, db.names),
 		inTx: func(ctx context.Context, fn func(q querier) error) error {
 			return db.withTx(ctx, func(tx *sql.Tx) error { return fn(observe(tx, db.obs, db.names)) })
 		},
 	}
+	// A single-statement write whose context carries an audit record runs
+	// in a transaction that appends it (auditedWriter).
+	db.ops.write = auditedWriter{querier: observe(trackedWriter{writer, db.health}, db.obs, db.names), inTx: db.ops.inTx}
 	if err := db.resealWebhookSecrets(ctx, opts.Logger); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -254,11 +256,23 @@ func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) 
 	if err := fn(sqlTx); err != nil {
 		return err
 	}
+	// The audit record the context carries (WithAudit) commits with the
+	// change it records, or not at all.
+	pending, err := appendPending(ctx, observe(sqlTx, db.obs, db.names), db.d, db.clock)
+	if err != nil {
+		return fmt.Errorf("appending the audit record: %w", err)
+	}
 	if err := sqlTx.Commit(); err != nil {
 		committed = true // a failed Commit has already ended the transaction
+		if pending != nil {
+			pending.release()
+		}
 		return fmt.Errorf("committing transaction: %w", err)
 	}
 	committed = true
+	if pending != nil {
+		pending.committed()
+	}
 	return nil
 }
 

@@ -166,23 +166,27 @@ func (o *ops) settle(cur, next Execution, to Status) Execution {
 // periodically; concurrent calls never expire an execution twice.
 func (o *ops) ExpireWaiting(ctx context.Context, now time.Time) ([]Execution, error) {
 	t := o.d.timeArg(now)
-	rows, err := o.write.QueryContext(ctx, `UPDATE executions SET status = 'expired', pending_input = NULL,
-		pending_expires_at = NULL, finished_at = $1, updated_at = $1
-		WHERE status = 'waiting_input' AND pending_expires_at <= $1 AND deleted_at IS NULL
-		RETURNING `+executionColumns, t)
-	if err != nil {
-		return nil, fmt.Errorf("expiring executions: %w", err)
-	}
-	defer rows.Close()
-	expired := []Execution{}
-	for rows.Next() {
-		e, err := scanExecution(rows)
+	var expired []Execution
+	err := o.writeOne(ctx, func(q querier) error {
+		rows, err := q.QueryContext(ctx, `UPDATE executions SET status = 'expired', pending_input = NULL,
+			pending_expires_at = NULL, finished_at = $1, updated_at = $1
+			WHERE status = 'waiting_input' AND pending_expires_at <= $1 AND deleted_at IS NULL
+			RETURNING `+executionColumns, t)
 		if err != nil {
-			return nil, fmt.Errorf("expiring executions: %w", err)
+			return err
 		}
-		expired = append(expired, e)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		expired = []Execution{}
+		for rows.Next() {
+			e, err := scanExecution(rows)
+			if err != nil {
+				return err
+			}
+			expired = append(expired, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("expiring executions: %w", err)
 	}
 	if o.moved != nil {

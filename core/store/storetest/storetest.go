@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 	tests = append(tests, webhookTests...)
 	tests = append(tests, approvalTests...)
 	tests = append(tests, leaseTests...)
+	tests = append(tests, auditTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
