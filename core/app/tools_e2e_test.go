@@ -64,6 +64,7 @@ func TestToolsEndToEnd(t *testing.T) {
 		{"executions", testExecutionTools},
 		{"files", testFileTools},
 		{"webhooks", testWebhookTools},
+		{"audit trail", testAuditTools},
 		{"API errors", testToolAPIErrors},
 		{"invalid arguments", testToolInvalidArguments},
 	}
