@@ -130,7 +130,9 @@ type AuditCheckpoint struct {
 	CreatedAt time.Time
 }
 
-// ErrAuditNotImplemented is returned until the audit store lands.
+// ErrAuditNotImplemented was returned until the audit store landed; no
+// method returns it any more. Kept so that code written against the
+// contract still compiles.
 var ErrAuditNotImplemented = errors.New("store: audit trail not implemented yet")
 
 type auditKey struct{}

@@ -77,9 +77,9 @@ func (o *ops) getAuditCheckpoint(ctx context.Context, q querier, orgID string) (
 	return &cp, nil
 }
 
-// AuditCheckpoint returns orgID's checkpoint, or nil when nothing was ever
-// purged from its chain.
-func (o *ops) AuditCheckpoint(ctx context.Context, orgID string) (*AuditCheckpoint, error) {
+// GetAuditCheckpoint returns orgID's checkpoint, or nil when nothing was
+// ever purged from its chain.
+func (o *ops) GetAuditCheckpoint(ctx context.Context, orgID string) (*AuditCheckpoint, error) {
 	return o.getAuditCheckpoint(ctx, o.read, orgID)
 }
 

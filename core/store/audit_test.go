@@ -112,7 +112,7 @@ func TestAuditTamper(t *testing.T) {
 		{"edited", func(t *testing.T, db *store.DB) {
 			execSQL(t, db, `UPDATE audit_events SET detail = 'nothing to see' WHERE org_id = $1 AND seq = 4`, org)
 		}, 4, store.AuditReasonHash, true},
-		{"edited time", func(t *testing.T, db *store.DB) {
+		{"edited outcome", func(t *testing.T, db *store.DB) {
 			execSQL(t, db, `UPDATE audit_events SET outcome = 'failed', status = 500 WHERE org_id = $1 AND seq = 7`, org)
 		}, 7, store.AuditReasonHash, true},
 		{"edited and rehashed", func(t *testing.T, db *store.DB) {
@@ -200,7 +200,7 @@ func TestAuditPurge(t *testing.T) {
 			if err != nil || n != purged {
 				t.Fatalf("PurgeAudit: %d, %v; want %d", n, err, purged)
 			}
-			cp, err := db.AuditCheckpoint(ctx, org)
+			cp, err := db.GetAuditCheckpoint(ctx, org)
 			if err != nil || cp == nil || cp.Seq != purged || len(cp.Signature) == 0 {
 				t.Fatalf("checkpoint %+v, %v; want seq 2550, signed", cp, err)
 			}
@@ -332,4 +332,44 @@ func auditChild(t *testing.T, dsn, org string, n int) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestAuditPurgeWhileAppending purges a chain while requests append to it
+// and while it is verified: the chain verifies throughout and at the end.
+func TestAuditPurgeWhileAppending(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, b := range auditBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			db := openWith(t, b.driver, b.newDSN(t), testKeys(t, 1))
+			const org, old, added = "org_busy", 2500, 100
+			appendN(t, db, org, old, start)
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				for i := range added {
+					if _, err := db.AppendAudit(ctx, auditRec(org, i)); err != nil {
+						t.Errorf("append during the purge: %v", err)
+						return
+					}
+				}
+			})
+			wg.Go(func() {
+				for range 5 {
+					if _, brk, err := db.VerifyAudit(ctx, org); err != nil || brk != nil {
+						t.Errorf("VerifyAudit during the purge: %v, %v", brk, err)
+						return
+					}
+				}
+			})
+			n, err := db.PurgeAudit(ctx, org, start.Add(old*time.Minute))
+			wg.Wait()
+			if err != nil || n != old {
+				t.Fatalf("PurgeAudit: %d, %v; want %d", n, err, old)
+			}
+			if checked, brk, err := db.VerifyAudit(ctx, org); err != nil || brk != nil || checked != added {
+				t.Fatalf("VerifyAudit: %d checked, %v, %v; want %d", checked, brk, err, added)
+			}
+		})
+	}
 }

@@ -51,23 +51,47 @@ func (o *ops) getAuditHead(ctx context.Context, q querier, orgID string) (*audit
 // or nil. Events appended while it runs, after the head it read first, are
 // left for the next verification.
 func (o *ops) VerifyAudit(ctx context.Context, orgID string) (checked int64, brk *AuditBreak, err error) {
+	// A purge running meanwhile moves the checkpoint and deletes the events
+	// it covered between the reads below: a break found then is verified
+	// again from the new checkpoint before it is reported.
+	for attempt := 0; ; attempt++ {
+		var cpSeq int64
+		checked, brk, cpSeq, err = o.verifyAudit(ctx, orgID)
+		if err != nil || brk == nil || attempt == 2 {
+			return checked, brk, err
+		}
+		cp, err := o.getAuditCheckpoint(ctx, o.read, orgID)
+		if err != nil {
+			return checked, brk, err
+		}
+		if cp == nil || cp.Seq == cpSeq {
+			return checked, brk, nil
+		}
+	}
+}
+
+// verifyAudit is one pass of VerifyAudit; cpSeq is the seq of the
+// checkpoint it started from (0 for none).
+func (o *ops) verifyAudit(ctx context.Context, orgID string) (checked int64, brk *AuditBreak, cpSeq int64, err error) {
 	head, err := o.getAuditHead(ctx, o.read, orgID)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
 	cp, err := o.getAuditCheckpoint(ctx, o.read, orgID)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
+	}
+	broken := func(seq int64, id, reason string) *AuditBreak {
+		return &AuditBreak{OrgID: orgID, Seq: seq, ID: id, Reason: reason}
 	}
 	prev, next := "", int64(1)
 	if cp != nil {
 		if reason := o.checkCheckpoint(*cp); reason != "" {
-			return 0, &AuditBreak{OrgID: orgID, Seq: cp.Seq, Reason: reason}, nil
+			return 0, broken(cp.Seq, "", reason), cp.Seq, nil
 		}
-		prev, next = cp.Hash, cp.Seq+1
+		prev, next, cpSeq = cp.Hash, cp.Seq+1, cp.Seq
 	}
-	// Up to the head read above: later events are not committed in its
-	// snapshot, or were appended after it.
+	// Up to the head read above: later events were appended after it.
 	limit := int64(1<<63 - 1)
 	if head != nil {
 		limit = head.seq
@@ -75,45 +99,53 @@ func (o *ops) VerifyAudit(ctx context.Context, orgID string) (checked int64, brk
 	rows, err := o.read.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_events
 		WHERE org_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`, orgID, next, limit)
 	if err != nil {
-		return 0, nil, fmt.Errorf("verifying the audit chain of %q: %w", orgID, err)
+		return 0, nil, cpSeq, fmt.Errorf("verifying the audit chain of %q: %w", orgID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		e, err := scanAudit(rows)
 		if err != nil {
-			return checked, nil, fmt.Errorf("verifying the audit chain of %q: %w", orgID, err)
-		}
-		brk := func(seq int64, id, reason string) (int64, *AuditBreak, error) {
-			return checked, &AuditBreak{OrgID: orgID, Seq: seq, ID: id, Reason: reason}, nil
+			return checked, nil, cpSeq, fmt.Errorf("verifying the audit chain of %q: %w", orgID, err)
 		}
 		switch {
 		case e.Seq > next:
-			return brk(next, "", AuditReasonMissing)
+			return checked, broken(next, "", AuditReasonMissing), cpSeq, nil
 		case e.Seq < next:
-			return brk(e.Seq, e.ID, AuditReasonSeq)
+			return checked, broken(e.Seq, e.ID, AuditReasonSeq), cpSeq, nil
 		case e.PrevHash != prev:
-			return brk(e.Seq, e.ID, AuditReasonPrevHash)
+			return checked, broken(e.Seq, e.ID, AuditReasonPrevHash), cpSeq, nil
 		case auditHash(e) != e.Hash:
-			return brk(e.Seq, e.ID, AuditReasonHash)
+			return checked, broken(e.Seq, e.ID, AuditReasonHash), cpSeq, nil
 		}
 		checked++
 		prev, next = e.Hash, next+1
 	}
 	if err := rows.Err(); err != nil {
-		return checked, nil, fmt.Errorf("verifying the audit chain of %q: %w", orgID, err)
+		return checked, nil, cpSeq, fmt.Errorf("verifying the audit chain of %q: %w", orgID, err)
 	}
 	last := next - 1
 	switch {
 	case head == nil && checked > 0:
-		return checked, &AuditBreak{OrgID: orgID, Seq: last, Reason: AuditReasonNoHead}, nil
+		return checked, broken(last, "", AuditReasonNoHead), cpSeq, nil
 	case head == nil:
-		return checked, nil, nil
+		return checked, nil, cpSeq, nil
 	case head.seq > last:
-		return checked, &AuditBreak{OrgID: orgID, Seq: next, Reason: AuditReasonTruncated}, nil
+		return checked, broken(next, "", AuditReasonTruncated), cpSeq, nil
 	case head.hash != prev:
-		return checked, &AuditBreak{OrgID: orgID, Seq: last, Reason: AuditReasonHead}, nil
+		return checked, broken(last, "", AuditReasonHead), cpSeq, nil
 	}
-	return checked, nil, nil
+	return checked, nil, cpSeq, nil
+}
+
+// AuditHead returns the last seq and hash of orgID's chain (0 and "" for
+// a chain that has none): what an auditor records outside the database to
+// catch a rewritten tail later (docs/audit.md#verifying).
+func (o *ops) AuditHead(ctx context.Context, orgID string) (seq int64, hash string, err error) {
+	h, err := o.getAuditHead(ctx, o.read, orgID)
+	if err != nil || h == nil {
+		return 0, "", err
+	}
+	return h.seq, h.hash, nil
 }
 
 // checkCheckpoint returns why cp cannot be trusted, or "".

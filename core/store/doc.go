@@ -6,7 +6,9 @@
 // embedded), the SQL both back-ends share, the execution state machine
 // (Transition applies AllowedTransitions atomically), Stripe-style
 // idempotency records, soft delete and the purge of soft-deleted rows,
-// prefixed UUIDv7 identifiers (NewID), the encryption at rest of webhook
+// prefixed UUIDv7 identifiers (NewID), the audit trail's hash chains (appended
+// in the transaction of the change they record, verified, purged to a signed
+// checkpoint: docs/audit.md), the encryption at rest of webhook
 // secrets and idempotency records (SecretKeys), and telling storage that is
 // full or unreachable from other failures (Classify, ErrUnavailable, Ready,
 // ThrottleHandler).

@@ -65,6 +65,7 @@ func (r IdempotencyRecord) Completed() bool { return r.State == IdempotencyCompl
 // created before now-IdempotencyRetention, and in-flight records created
 // before now minus Options.IdempotencyLock, are taken over as if absent.
 func (o *ops) BeginIdempotent(ctx context.Context, orgID, key, method, route, digest string, now time.Time) (IdempotencyRecord, error) {
+	ctx = withoutPending(ctx) // bookkeeping of the request, not the change an audit record describes
 	if err := checkOrg(orgID); err != nil {
 		return IdempotencyRecord{}, err
 	}
@@ -126,6 +127,7 @@ func (o *ops) BeginIdempotent(ctx context.Context, orgID, key, method, route, di
 // the DB's SecretKeys: a response may carry a secret shown once (a webhook's
 // signing secret), and the record repeats it to a replay for 24 h.
 func (o *ops) CompleteIdempotent(ctx context.Context, orgID, key string, status int, body []byte) error {
+	ctx = withoutPending(ctx) // bookkeeping of the request, not the change an audit record describes
 	if err := checkOrg(orgID); err != nil {
 		return err
 	}
@@ -149,6 +151,7 @@ func (o *ops) CompleteIdempotent(ctx context.Context, orgID, key string, status 
 // request again: for a request that failed with a 5xx. A key not in flight
 // is ErrNotFound.
 func (o *ops) AbandonIdempotent(ctx context.Context, orgID, key string) error {
+	ctx = withoutPending(ctx) // bookkeeping of the request, not the change an audit record describes
 	if err := checkOrg(orgID); err != nil {
 		return err
 	}

@@ -225,6 +225,18 @@ func testAuditWithAudit(t *testing.T, db *store.DB) {
 		t.Fatalf("committed: appended %v, events %+v; want one of subject rolled-back", p.Appended(), page.Items)
 	}
 
+	// The request's bookkeeping (provisioning, idempotency) is not the
+	// change: it never takes the record.
+	ctx, p = store.WithAudit(t.Context(), auditRecord(org, "bookkeeping"))
+	_, _, err = db.EnsureOrg(ctx, store.NewID("org_"), "free")
+	wantOK(t, "EnsureOrg", err)
+	_, err = db.BeginIdempotent(ctx, org, "key-1", "POST", "/api/v1/tasks", "digest", time.Now())
+	wantOK(t, "BeginIdempotent", err)
+	wantOK(t, "AbandonIdempotent", db.AbandonIdempotent(ctx, org, "key-1"))
+	if p.Appended() || auditCount(t, db, org) != 1 {
+		t.Errorf("bookkeeping took the record: appended %v, %d events", p.Appended(), auditCount(t, db, org))
+	}
+
 	// A single-statement write of DB runs in a transaction with the record.
 	ctx, p = store.WithAudit(t.Context(), auditRecord(org, "single"))
 	task, err := db.CreateTask(ctx, org, store.Task{Name: "single"})
@@ -355,6 +367,16 @@ func testAuditExportChains(t *testing.T, db *store.DB) {
 		if err != nil || brk != nil || checked == 0 {
 			t.Errorf("VerifyAudit(%q): %d checked, %v, %v", c, checked, brk, err)
 		}
+	}
+	seq, hash, err := db.AuditHead(ctx, org)
+	wantOK(t, "AuditHead", err)
+	last, err := db.ListAudit(ctx, org, store.AuditFilter{}, store.ListParams{Limit: 1})
+	wantOK(t, "ListAudit", err)
+	if seq != 5 || hash != last.Items[0].Hash {
+		t.Errorf("AuditHead = %d %s, want 5 and the last event's hash %s", seq, hash, last.Items[0].Hash)
+	}
+	if seq, hash, err := db.AuditHead(ctx, "org_without_a_chain"); err != nil || seq != 0 || hash != "" {
+		t.Errorf("AuditHead of no chain = %d %q %v", seq, hash, err)
 	}
 	checked, brk, err := db.VerifyAudit(ctx, "org_without_a_chain")
 	if err != nil || brk != nil || checked != 0 {
