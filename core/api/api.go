@@ -236,7 +236,7 @@ type route struct {
 
 // handlers maps each route of the table, "METHOD /path" under BasePath
 // with {id}, to its handler: those of tasks and executions here, then
-// those of files.go, approvals.go, playbooks.go and webhooks.go.
+// those of files.go, approvals.go, playbooks.go, webhooks.go and audit.go.
 func (a *API) handlers() map[string]handler {
 	hs := map[string]handler{
 		"GET /tasks":                     a.listTasks,
@@ -255,7 +255,7 @@ func (a *API) handlers() map[string]handler {
 		"DELETE /executions/{id}":        a.deleteExecution,
 		"GET /usage":                     a.getUsage,
 	}
-	for _, more := range []map[string]handler{a.fileHandlers(), a.approvalHandlers(), a.playbookHandlers(), a.webhookHandlers()} {
+	for _, more := range []map[string]handler{a.fileHandlers(), a.approvalHandlers(), a.playbookHandlers(), a.webhookHandlers(), a.auditHandlers()} {
 		maps.Copy(hs, more)
 	}
 	return hs

@@ -73,12 +73,14 @@ func routeCases() []routeCase {
 		{"POST", "/files/F/confirm", nil, ""},
 		{"GET", "/files/F/download", nil, ""},
 		{"DELETE", "/files/F", nil, ""},
+		{"GET", "/audit_events", nil, ""},
 	}
 }
 
 // ownTables are the routes whose role and scope other tests check
-// (testApprovalRoleScope, TestPlaybooks).
-var ownTables = map[string]bool{"GET /api/v1/approvals/{id}": true, "GET /api/v1/playbooks": true}
+// (testApprovalRoleScope, TestPlaybooks, testAuditAccess).
+var ownTables = map[string]bool{"GET /api/v1/approvals/{id}": true, "GET /api/v1/playbooks": true,
+	"GET /api/v1/audit_events/{id}": true}
 
 // TestRouteCasesCoverTheTable fails when a route is added to the table
 // without a case here or in webhookRouteCases, so that the role and scope

@@ -78,6 +78,15 @@ func testEveryRouteAnswersAsDocumented(t *testing.T, db *store.DB) {
 		succeeded["GET /api/v1/approvals/{id}"] = true
 	}
 	call("GET", "/playbooks", "/playbooks", nil)
+	ev, err := db.AppendAudit(t.Context(), store.AuditRecord{OrgID: org, Action: store.AuditToolCall, Surface: store.SurfaceMCP,
+		Issuer: "https://issuer.test", Subject: "owner-1", Role: "owner", Scopes: []string{"kadu.admin"}, ClientID: "cli_1",
+		ClientName: "Claude", Tool: "kadu_tasks_run", Route: "POST /api/v1/tasks/{id}/run", ResourceID: "tsk_1",
+		ArgsDigest: "sha256:ab", Outcome: store.OutcomeFailed, Status: 402, Detail: "over the cap", RequestID: "req_1",
+		TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"})
+	if err != nil {
+		t.Fatalf("AppendAudit: %v", err)
+	}
+	call("GET", "/audit_events/{id}", "/audit_events/"+ev.ID, nil)
 
 	for _, r := range routeclass.Routes() {
 		if !succeeded[r.String()] {

@@ -414,7 +414,14 @@ func webhookRouteBody(method, path string) any {
 // admin scope insufficient_scope, with both it works.
 func testWebhookRoleScope(t *testing.T, db *store.DB) {
 	e := newEnv(t, db, nil)
-	if n := len(routeclass.Grants("webhooks")); n != len(webhookRouteCases) {
+	// The bundle's audit trail routes have their own test (testAuditAccess).
+	n := 0
+	for _, r := range routeclass.Grants("webhooks") {
+		if !strings.Contains(r, "/audit_events") {
+			n++
+		}
+	}
+	if n != len(webhookRouteCases) {
 		t.Fatalf("webhookRouteCases has %d routes, the route table %d", len(webhookRouteCases), n)
 	}
 	for _, rc := range webhookRouteCases {

@@ -100,8 +100,8 @@ func TestFirstPartyBundlesServe(t *testing.T) {
 		t.Fatalf("tools/list: %d %v", status, list)
 	}
 	tools := list["result"].(map[string]any)["tools"].([]any)
-	if len(tools) != 31 {
-		t.Errorf("tools/list has %d tools, want the 31 of docs/reference/bundles.md#tool-catalogue", len(tools))
+	if len(tools) != 32 {
+		t.Errorf("tools/list has %d tools, want the 32 of docs/reference/bundles.md#tool-catalogue", len(tools))
 	}
 	status, res := mcpCall(t, srv, token, "tools/call", "kadu_usage_get", `{"name":"kadu_usage_get","arguments":{}}`)
 	result, _ := res["result"].(map[string]any)

@@ -176,7 +176,7 @@ func testResourceLists(t *testing.T, w *resourcesWorld) {
 	fixed := []string{"kobana://kadu/guide", "kobana://kadu/playbooks", "kobana://kadu/usage"}
 	readable := []string{"kobana://kadu/executions/{id}", "kobana://kadu/executions/{id}/steps",
 		"kobana://kadu/files/{id}", "kobana://kadu/tasks/{id}"}
-	withWebhooks := slices.Sorted(slices.Values(append(slices.Clone(readable), "kobana://kadu/webhooks/{id}")))
+	withWebhooks := slices.Sorted(slices.Values(append(slices.Clone(readable), "kobana://kadu/webhooks/{id}", "kobana://kadu/audit_events/{id}")))
 	tests := []struct {
 		name          string
 		c             *toolCaller

@@ -14,7 +14,7 @@ import (
 	"github.com/kobana/kadu/core/config"
 )
 
-// The tool tests call each of the 31 tools of docs/reference/bundles.md#tool-catalogue end to end: over
+// The tool tests call each of the 32 tools of docs/reference/bundles.md#tool-catalogue end to end: over
 // HTTP, through the first-party bundle that serves it, into /api/v1, on
 // SQLite and on PostgreSQL. Each checks what the person at the client would
 // notice: the answer, and the effect seen through another tool or the REST
@@ -48,6 +48,7 @@ var (
 		"kadu_webhooks_list", "kadu_webhooks_get", "kadu_webhooks_create", "kadu_webhooks_update",
 		"kadu_webhooks_delete", "kadu_webhooks_rotate_secret",
 		"kadu_webhook_deliveries_list", "kadu_webhook_deliveries_get", "kadu_webhook_deliveries_replay",
+		"kadu_audit_events_list",
 	}
 )
 
@@ -63,6 +64,7 @@ func TestToolsEndToEnd(t *testing.T) {
 		{"executions", testExecutionTools},
 		{"files", testFileTools},
 		{"webhooks", testWebhookTools},
+		{"audit trail", testAuditTools},
 		{"API errors", testToolAPIErrors},
 		{"invalid arguments", testToolInvalidArguments},
 	}
@@ -339,8 +341,8 @@ func toolsWait(t *testing.T, what string, cond func() bool) {
 // allows but the scopes lack asks to step up.
 func testToolsListByAccess(t *testing.T, fx *toolsFixture) {
 	all := slices.Concat(readTools, runTools, memberWriteTools, adminWriteTools, adminTools)
-	if len(all) != 31 {
-		t.Fatalf("the test's tool sets hold %d tools, want the 31 of docs/reference/bundles.md#tool-catalogue", len(all))
+	if len(all) != 32 {
+		t.Fatalf("the test's tool sets hold %d tools, want the 32 of docs/reference/bundles.md#tool-catalogue", len(all))
 	}
 	tests := []struct {
 		name   string

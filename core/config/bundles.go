@@ -28,7 +28,7 @@ func firstPartyBundles() map[string]Bundle {
 			"5d08939fc2ca159f46d720625ca92f618905e6ece0d681831e7d78641e5efc16", // pin:files
 		),
 		"webhooks": firstParty("webhooks",
-			"ff3deb36fd07b09db69e7a051afbac85bbafb9a531246135c7a3a2de82ec7552", // pin:webhooks
+			"bc1e3ac5c9f7d6ff7d75712f70757480dea1b8c12f1026ce2c268420fe003c9e", // pin:webhooks
 		),
 	}
 }

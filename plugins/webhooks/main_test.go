@@ -13,7 +13,7 @@ import (
 func TestCatalogue(t *testing.T) {
 	spectest.ForEachEngine(t, func(t *testing.T, b *kadutest.Bundle, h *kadutest.Host) {
 		spectest.CheckManifest(t, b.Manifest(), "webhooks")
-		spectest.UntrustedMentioned(t, b.Manifest(), "kadu_webhook_deliveries_list", "kadu_webhook_deliveries_get")
+		spectest.UntrustedMentioned(t, b.Manifest(), "kadu_webhook_deliveries_list", "kadu_webhook_deliveries_get", "kadu_audit_events_list")
 		spectest.CheckCalls(t, b, h, "webhooks")
 	})
 }

@@ -54,9 +54,36 @@ const deliveryDetailSchema = `{"type":"object","properties":{
 		"replay":{"type":"boolean"}}}}},
 	"required":["id"]}`
 
+// auditEventSchema is an event of the audit trail (core/api audit.go).
+const auditEventSchema = `{"type":"object","properties":{
+	"id":{"type":"string","description":"aud_ id"},
+	"seq":{"type":"integer"},
+	"occurred_at":{"type":"string"},
+	"action":{"type":"string"},
+	"surface":{"type":"string"},
+	"issuer":{"type":["string","null"]},
+	"subject":{"type":["string","null"]},
+	"role":{"type":["string","null"]},
+	"scopes":{"type":"array","items":{"type":"string"}},
+	"client_id":{"type":["string","null"]},
+	"client_name":{"type":["string","null"],"description":"reported by the client: untrusted"},
+	"tool":{"type":["string","null"]},
+	"route":{"type":["string","null"]},
+	"resource_id":{"type":["string","null"]},
+	"args_digest":{"type":["string","null"]},
+	"outcome":{"enum":["succeeded","failed","declined"]},
+	"status":{"type":["integer","null"]},
+	"detail":{"type":["string","null"],"description":"untrusted"},
+	"request_id":{"type":["string","null"]},
+	"trace_id":{"type":["string","null"]},
+	"prev_hash":{"type":["string","null"]},
+	"hash":{"type":"string"}},
+	"required":["id"]}`
+
 var (
-	webhookOutput    = json.RawMessage(webhookSchema)
-	webhooksOutput   = route.ListSchema(webhookSchema)
-	deliveriesOutput = route.ListSchema(deliverySchema)
-	deliveryOutput   = json.RawMessage(deliveryDetailSchema)
+	auditEventsOutput = route.ListSchema(auditEventSchema)
+	webhookOutput     = json.RawMessage(webhookSchema)
+	webhooksOutput    = route.ListSchema(webhookSchema)
+	deliveriesOutput  = route.ListSchema(deliverySchema)
+	deliveryOutput    = json.RawMessage(deliveryDetailSchema)
 )

@@ -219,6 +219,17 @@ func Routes() []Route {
 		{Method: post, Path: "/webhook_deliveries/{id}/replay", Class: destructive, Role: admin, Scope: sAdm,
 			Bundle: "webhooks", Tool: "kadu_webhook_deliveries_replay", Summary: "Send a delivery once more",
 			Request: "Empty", Response: "Delivery", Statuses: []int{accepted}},
+		// The audit trail (docs/audit.md): who did what, for admins and
+		// owners. The webhooks bundle is the admin bundle: every route it is
+		// granted needs admin and kadu.admin.
+		{Method: get, Path: "/audit_events", Class: read, Role: admin, Scope: sAdm,
+			Query: listAnd("since", "until", "subject", "tool", "route", "action", "outcome"), Idempotent: true,
+			Bundle: "webhooks", Tool: "kadu_audit_events_list", Summary: "List audit events, newest first",
+			Response: "AuditEventList", Statuses: []int{ok}},
+		// The webhooks bundle serves it as the resource template kobana://kadu/audit_events/{id}.
+		{Method: get, Path: "/audit_events/{id}", Class: read, Role: admin, Scope: sAdm, Idempotent: true,
+			Bundle: "webhooks", Summary: "Get an audit event",
+			Response: "AuditEvent", Statuses: []int{ok}},
 		{Method: get, Path: "/approvals/{id}", Class: read, Role: viewer, Scope: sRead, Idempotent: true,
 			Bundle: "executions", Tool: "kadu_approvals_get", Summary: "Get an approval link's status and outcome",
 			Response: "Approval", Statuses: []int{ok}},

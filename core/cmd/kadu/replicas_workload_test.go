@@ -65,8 +65,8 @@ func (w *workload) reader(ctx context.Context) {
 			continue
 		}
 		tools, _ := res["result"].(map[string]any)["tools"].([]any)
-		if a.status != http.StatusOK || len(tools) != 32 {
-			w.rec.fail("tools/list: HTTP %d, %d tools (want the 31 first-party and swap_version): %s", a.status, len(tools), clip(a.body))
+		if a.status != http.StatusOK || len(tools) != 33 {
+			w.rec.fail("tools/list: HTTP %d, %d tools (want the 32 first-party and swap_version): %s", a.status, len(tools), clip(a.body))
 		}
 		w.lists.Add(1)
 

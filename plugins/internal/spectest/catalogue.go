@@ -16,7 +16,7 @@ import (
 // Row is one tool of the catalogue, with the access and hints of its route
 // (core/api/routeclass) and a call that tests it.
 type Row struct {
-	Group   string // tasks, executions, files or webhooks
+	Group   string // tasks, executions, files or webhooks (the admin bundle, audit trail included)
 	Tool    string
 	Method  string
 	Path    string // under /api/v1, with {id}
@@ -101,6 +101,9 @@ var calls = []Row{
 		Query: "status=failed&webhook_id=whk_0193a5c4e1f27c3a9b1d2e4f5a6b7c8d"},
 	{Tool: "kadu_webhook_deliveries_get"},
 	{Tool: "kadu_webhook_deliveries_replay"},
+	{Tool: "kadu_audit_events_list",
+		Args:  map[string]any{"since": "2026-03-01T00:00:00Z", "route": "POST /api/v1/tasks/{id}/run", "outcome": "declined"},
+		Query: "outcome=declined&route=POST+%2Fapi%2Fv1%2Ftasks%2F%7Bid%7D%2Frun&since=2026-03-01T00%3A00%3A00Z"},
 }
 
 // catalogue completes each call with its route's row of the route table
@@ -141,7 +144,7 @@ func Group(group string) []Row {
 // idPrefixes gives the id prefix of each collection (docs/reference/rest.md#wire-forms).
 var idPrefixes = map[string]string{
 	"tasks": "tsk_", "executions": "exe_", "files": "file_", "webhooks": "whk_",
-	"webhook_deliveries": "dlv_", "approvals": "apr_",
+	"webhook_deliveries": "dlv_", "approvals": "apr_", "audit_events": "aud_",
 }
 
 // SampleID returns a well-formed id for the row's path.
