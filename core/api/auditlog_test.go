@@ -100,9 +100,9 @@ func testAuditWriteRecordedOnce(t *testing.T, db *store.DB) {
 	got := evs[0]
 	want := store.AuditRecord{OrgID: org, Action: store.AuditRESTWrite, Surface: store.SurfaceREST,
 		Issuer: p.Issuer, Subject: p.Subject, Role: string(p.Role), Scopes: p.Scopes, ClientID: "client-erp",
-		Route: route, ArgsDigest: digestOf(t, body), Outcome: store.OutcomeSucceeded, Status: http.StatusCreated,
-		RequestID: r.header.Get("X-Request-Id")}
-	checkRecord(t, got.AuditRecord, want)
+		Route: route, ResourceID: task["id"].(string), ArgsDigest: digestOf(t, body), Outcome: store.OutcomeSucceeded,
+		Status: http.StatusCreated, RequestID: r.header.Get("X-Request-Id")}
+	checkRecord(t, got.AuditRecord, want) // a create names what it created
 
 	// A write of an existing resource names it.
 	id := task["id"].(string)

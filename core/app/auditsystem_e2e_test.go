@@ -19,7 +19,13 @@ func TestBundleEventsInAuditTrail(t *testing.T) {
 	v1, v2 := buildSwap(t, "v1", "1.0.0"), buildSwap(t, "v2", "2.0.0")
 	srv, rl := startSwapServer(t, v1, v2) // loads v1, swaps to v2 and back to v1 directly
 	db, ctx := srv.app.backend.db, context.Background()
-	mark := time.Now()
+	// The events of the reloads below come after the chain's head now:
+	// comparing times instead would also find the start's swaps, when they
+	// fall in the same microsecond.
+	mark, _, err := db.AuditHead(ctx, store.InstallationChain)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	rl.setSwap(v2.bundle())
 	if status, body := adminDo(t, srv, http.MethodPost, "/admin/plugins/reload"); status != http.StatusOK {
@@ -39,17 +45,17 @@ func TestBundleEventsInAuditTrail(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	find := func(action, resource string, after time.Time) *store.AuditEvent {
+	find := func(action, resource string, after int64) *store.AuditEvent {
 		for i := range all {
 			e := &all[i]
-			if e.Action == action && e.ResourceID == resource && !e.OccurredAt.Before(after.Add(-time.Millisecond)) {
+			if e.Action == action && e.ResourceID == resource && e.Seq > after {
 				return e
 			}
 		}
 		return nil
 	}
 	for _, name := range []string{"tasks", "swap"} {
-		if e := find(store.AuditBundleLoaded, name, time.Time{}); e == nil || e.Surface != store.SurfaceSystem || e.Outcome != store.OutcomeSucceeded {
+		if e := find(store.AuditBundleLoaded, name, 0); e == nil || e.Surface != store.SurfaceSystem || e.Outcome != store.OutcomeSucceeded {
 			t.Fatalf("no bundle.loaded of %s at start: %+v", name, e)
 		}
 	}

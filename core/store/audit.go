@@ -144,6 +144,9 @@ type PendingAudit struct {
 	// state is pendingOpen, pendingClaimed (a transaction appends it) or
 	// pendingAppended (audit_append.go).
 	state atomic.Int32
+	// created is the id of the object the recording transaction creates
+	// (noteCreated), nil until a create names one.
+	created atomic.Pointer[string]
 }
 
 // Appended reports whether a committed transaction has appended the record.

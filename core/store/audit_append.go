@@ -285,9 +285,32 @@ func appendPending(ctx context.Context, q querier, d dialect, clock func() time.
 	if p == nil || !p.claim() {
 		return nil, nil
 	}
-	if _, err := appendAudit(ctx, q, d, clock, p.Record); err != nil {
+	rec := p.Record
+	if c := p.created.Load(); c != nil && rec.ResourceID == "" {
+		rec.ResourceID = *c
+	}
+	if _, err := appendAudit(ctx, q, d, clock, rec); err != nil {
 		p.release()
 		return nil, err
 	}
 	return p, nil
+}
+
+// noteCreated gives the record ctx carries, if any, the id of the object its
+// transaction creates, unless the record names an object already: a create
+// route's path names none, and without it the event could not say which task,
+// webhook or file was made. The first create wins. runTx forgets the note
+// when its transaction does not commit (forgetCreated), so an event never
+// names an object that was rolled back.
+func noteCreated(ctx context.Context, id string) {
+	if p := pendingFrom(ctx); p != nil {
+		p.created.CompareAndSwap(nil, &id)
+	}
+}
+
+// forgetCreated drops the note of a transaction that did not commit.
+func forgetCreated(ctx context.Context) {
+	if p := pendingFrom(ctx); p != nil {
+		p.created.Store(nil)
+	}
 }

@@ -121,6 +121,7 @@ func (o *ops) CreateFile(ctx context.Context, orgID string, f File) (File, error
 	f.RejectedReason = ""
 	f.CreatedAt, f.UpdatedAt = now, now
 	f.ExpiresAt = &exp
+	noteCreated(ctx, f.ID) // before the write: its transaction appends the record
 	_, err := o.write.ExecContext(ctx, `INSERT INTO files (id, org_id, filename, content_type, size_bytes, sha256,
 		purpose, status, execution_id, created_by, created_at, updated_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)`,

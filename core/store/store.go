@@ -245,12 +245,14 @@ func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	sqlTx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
+		forgetCreated(ctx)
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
 	committed := false
 	defer func() {
 		if !committed {
 			_ = sqlTx.Rollback() // the error worth reporting is fn's or the panic
+			forgetCreated(ctx)
 		}
 	}()
 	if err := fn(sqlTx); err != nil {
@@ -267,6 +269,7 @@ func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) 
 		if pending != nil {
 			pending.release()
 		}
+		forgetCreated(ctx)
 		return fmt.Errorf("committing transaction: %w", err)
 	}
 	committed = true

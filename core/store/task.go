@@ -109,6 +109,7 @@ func (o *ops) CreateTask(ctx context.Context, orgID string, t Task) (Task, error
 	if err != nil {
 		return Task{}, err
 	}
+	noteCreated(ctx, t.ID) // before the write: its transaction appends the record
 	_, err = o.write.ExecContext(ctx, `INSERT INTO tasks (id, org_id, name, description, instructions, search_text,
 		input_schema, playbook, launch_policy, destinations, max_cost_cents, timeout_seconds, version,
 		created_at, updated_at)

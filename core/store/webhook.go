@@ -180,6 +180,7 @@ func (o *ops) CreateWebhook(ctx context.Context, orgID string, w Webhook, limit 
 				return fmt.Errorf("organisation %s has %d webhooks: %w", orgID, n, ErrWebhookLimit)
 			}
 		}
+		noteCreated(ctx, out.ID)
 		_, err := q.ExecContext(ctx, `INSERT INTO webhooks (id, org_id, url, description, event_codes, status,
 			secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
 			out.ID, orgID, out.URL, out.Description, mustJSON(out.EventCodes), string(out.Status), sealed,

@@ -17,6 +17,7 @@ var auditTests = []suiteTest{
 	{"AuditListFilters", testAuditListFilters},
 	{"AuditPagination", testAuditPagination},
 	{"AuditWithAudit", testAuditWithAudit},
+	{"AuditNamesCreated", testAuditNamesCreated},
 	{"AuditConcurrentAppends", testAuditConcurrentAppends},
 	{"AuditExportChains", testAuditExportChains},
 	{"AuditInTx", testAuditInTx},
@@ -416,5 +417,55 @@ func testAuditInTx(t *testing.T, db *store.DB) {
 	wantErr(t, "InTx", err, boom)
 	if e := appendAudit(t, db, auditRecord(org, "next")); e.Seq != 3 {
 		t.Errorf("after a rolled back append, seq %d, want 3", e.Seq)
+	}
+}
+
+// testAuditNamesCreated: a record that names no object (a create route's
+// path has no id) takes the id of the object its transaction creates, never
+// that of a create that rolled back, and a record that names one keeps it.
+func testAuditNamesCreated(t *testing.T, db *store.DB) {
+	org := newOrg(t, db)
+	latest := func() store.AuditEvent {
+		t.Helper()
+		page, err := db.ListAudit(t.Context(), org, store.AuditFilter{}, store.ListParams{Limit: 1})
+		wantOK(t, "ListAudit", err)
+		if len(page.Items) != 1 {
+			t.Fatalf("ListAudit: %d events, want 1", len(page.Items))
+		}
+		return page.Items[0]
+	}
+	unnamed := auditRecord(org, "creator")
+	unnamed.ResourceID = ""
+
+	ctx, p := store.WithAudit(t.Context(), unnamed)
+	boom := errors.New("boom")
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.CreateTask(ctx, org, store.Task{Name: "rolled back"}); err != nil {
+			return err
+		}
+		return boom
+	})
+	wantErr(t, "InTx returning an error", err, boom)
+	task, err := db.CreateTask(ctx, org, store.Task{Name: "kept"})
+	wantOK(t, "CreateTask", err)
+	if !p.Appended() {
+		t.Fatal("the record was not appended with the task's creation")
+	}
+	if got := latest().ResourceID; got != task.ID {
+		t.Errorf("task creation recorded resource %q, want the created task %s (not the rolled-back one)", got, task.ID)
+	}
+
+	ctx, _ = store.WithAudit(t.Context(), unnamed)
+	hook, err := db.CreateWebhook(ctx, org, store.Webhook{URL: "https://hooks.example.com/a", Secret: secretA}, -1)
+	wantOK(t, "CreateWebhook", err)
+	if got := latest().ResourceID; got != hook.ID {
+		t.Errorf("webhook creation recorded resource %q, want %s", got, hook.ID)
+	}
+
+	ctx, _ = store.WithAudit(t.Context(), auditRecord(org, "named")) // names tsk_1
+	_, err = db.CreateTask(ctx, org, store.Task{Name: "named"})
+	wantOK(t, "CreateTask", err)
+	if got := latest().ResourceID; got != "tsk_1" {
+		t.Errorf("a record naming its object recorded %q, want tsk_1 kept", got)
 	}
 }
