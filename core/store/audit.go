@@ -259,7 +259,18 @@ func (o *ops) ExportAudit(ctx context.Context, orgID string, since time.Time, fn
 // InstallationChain ("", first) included when it has events, sorted. A
 // chain whose events were all purged is still one (its checkpoint remains).
 func (o *ops) AuditChains(ctx context.Context) ([]string, error) {
-	rows, err := o.read.QueryContext(ctx, `SELECT org_id FROM audit_heads ORDER BY org_id`)
+	// Every place a chain leaves a trace, so that deleting a chain's head
+	// row (or its events) cannot take it out of "verify every chain". The
+	// events' organisations are read one index probe per organisation (a
+	// loose index scan), not by scanning the events.
+	rows, err := o.read.QueryContext(ctx, `WITH RECURSIVE ev(org_id) AS (
+			SELECT MIN(org_id) FROM audit_events
+			UNION ALL
+			SELECT (SELECT MIN(a.org_id) FROM audit_events a WHERE a.org_id > ev.org_id) FROM ev WHERE ev.org_id IS NOT NULL)
+		SELECT org_id FROM ev WHERE org_id IS NOT NULL
+		UNION SELECT org_id FROM audit_heads
+		UNION SELECT org_id FROM audit_checkpoints
+		ORDER BY 1`)
 	if err != nil {
 		return nil, fmt.Errorf("listing audit chains: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -142,6 +143,12 @@ func TestAuditTamper(t *testing.T) {
 		{"head deleted", func(t *testing.T, db *store.DB) {
 			execSQL(t, db, `DELETE FROM audit_heads WHERE org_id = $1`, org)
 		}, 10, store.AuditReasonNoHead, false},
+		{"head rolled back", func(t *testing.T, db *store.DB) {
+			// The head made to name event 5, so that 6–10 could be edited at will.
+			execSQL(t, db, `UPDATE audit_heads SET last_seq = 5,
+				last_hash = (SELECT hash FROM audit_events WHERE org_id = $1 AND seq = 5) WHERE org_id = $1`, org)
+			execSQL(t, db, `UPDATE audit_events SET detail = 'rewritten' WHERE org_id = $1 AND seq = 8`, org)
+		}, 6, store.AuditReasonPastHead, false},
 	}
 	for _, b := range auditBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
@@ -161,6 +168,10 @@ func TestAuditTamper(t *testing.T) {
 					}
 					if brk == nil || brk.Seq != tc.seq || brk.Reason != tc.reason || brk.OrgID != org || (brk.ID != "") != tc.withRow {
 						t.Fatalf("break = %+v, want seq %d: %s", brk, tc.seq, tc.reason)
+					}
+					// However it was tampered with, the chain is still one to verify.
+					if chains, err := db.AuditChains(t.Context()); err != nil || !slices.Contains(chains, org) {
+						t.Errorf("AuditChains after tampering = %v, %v; want %s among them", chains, err, org)
 					}
 					if _, brk, err := db.VerifyAudit(t.Context(), "org_other"); err != nil || brk != nil {
 						t.Errorf("the other chain: break %v, error %v", brk, err)

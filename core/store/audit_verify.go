@@ -25,6 +25,7 @@ const (
 	AuditReasonTruncated  = "missing (deleted): the chain's head names a later event (truncated tail)"
 	AuditReasonHead       = "the chain's head disagrees with its last event (rewritten tail)"
 	AuditReasonNoHead     = "the chain has events but no head row (head deleted)"
+	AuditReasonPastHead   = "events past the chain's head (head rolled back to hide them)"
 )
 
 // auditHead is a chain's head row.
@@ -51,12 +52,19 @@ func (o *ops) getAuditHead(ctx context.Context, q querier, orgID string) (*audit
 // or nil. Events appended while it runs, after the head it read first, are
 // left for the next verification.
 func (o *ops) VerifyAudit(ctx context.Context, orgID string) (checked int64, brk *AuditBreak, err error) {
+	return o.verifyAuditTo(ctx, orgID, 0)
+}
+
+// verifyAuditTo is VerifyAudit up to seq upTo (0: the head). A purge
+// verifies only what it would hide and the link to what stays, so that its
+// cost follows what it deletes rather than the chain's length.
+func (o *ops) verifyAuditTo(ctx context.Context, orgID string, upTo int64) (checked int64, brk *AuditBreak, err error) {
 	// A purge running meanwhile moves the checkpoint and deletes the events
 	// it covered between the reads below: a break found then is verified
 	// again from the new checkpoint before it is reported.
 	for attempt := 0; ; attempt++ {
 		var cpSeq int64
-		checked, brk, cpSeq, err = o.verifyAudit(ctx, orgID)
+		checked, brk, cpSeq, err = o.verifyAudit(ctx, orgID, upTo)
 		if err != nil || brk == nil || attempt == 2 {
 			return checked, brk, err
 		}
@@ -70,9 +78,9 @@ func (o *ops) VerifyAudit(ctx context.Context, orgID string) (checked int64, brk
 	}
 }
 
-// verifyAudit is one pass of VerifyAudit; cpSeq is the seq of the
+// verifyAudit is one pass of verifyAuditTo; cpSeq is the seq of the
 // checkpoint it started from (0 for none).
-func (o *ops) verifyAudit(ctx context.Context, orgID string) (checked int64, brk *AuditBreak, cpSeq int64, err error) {
+func (o *ops) verifyAudit(ctx context.Context, orgID string, upTo int64) (checked int64, brk *AuditBreak, cpSeq int64, err error) {
 	head, err := o.getAuditHead(ctx, o.read, orgID)
 	if err != nil {
 		return 0, nil, 0, err
@@ -95,6 +103,10 @@ func (o *ops) verifyAudit(ctx context.Context, orgID string) (checked int64, brk
 	limit := int64(1<<63 - 1)
 	if head != nil {
 		limit = head.seq
+	}
+	whole := upTo <= 0 || upTo >= limit
+	if !whole {
+		limit = upTo
 	}
 	rows, err := o.read.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_events
 		WHERE org_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`, orgID, next, limit)
@@ -129,10 +141,29 @@ func (o *ops) verifyAudit(ctx context.Context, orgID string) (checked int64, brk
 		return checked, broken(last, "", AuditReasonNoHead), cpSeq, nil
 	case head == nil:
 		return checked, nil, cpSeq, nil
+	case !whole && last < limit:
+		return checked, broken(next, "", AuditReasonMissing), cpSeq, nil
+	case !whole:
+		return checked, nil, cpSeq, nil
 	case head.seq > last:
 		return checked, broken(next, "", AuditReasonTruncated), cpSeq, nil
 	case head.hash != prev:
 		return checked, broken(last, "", AuditReasonHead), cpSeq, nil
+	}
+	// An event past the head can only have been written around the append,
+	// which moves both in one transaction: the head was rolled back to hide
+	// the events after it. Reading the last seq before the head again keeps
+	// an append committing meanwhile from looking like one.
+	var maxSeq sql.NullInt64
+	if err := o.read.QueryRowContext(ctx, `SELECT MAX(seq) FROM audit_events WHERE org_id = $1`, orgID).Scan(&maxSeq); err != nil {
+		return checked, nil, cpSeq, fmt.Errorf("verifying the audit chain of %q: %w", orgID, err)
+	}
+	now, err := o.getAuditHead(ctx, o.read, orgID)
+	if err != nil {
+		return checked, nil, cpSeq, err
+	}
+	if now != nil && maxSeq.Valid && maxSeq.Int64 > now.seq {
+		return checked, broken(now.seq+1, "", AuditReasonPastHead), cpSeq, nil
 	}
 	return checked, nil, cpSeq, nil
 }
