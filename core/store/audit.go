@@ -228,14 +228,23 @@ func (o *ops) GetAudit(ctx context.Context, orgID, id string) (AuditEvent, error
 	return e, nil
 }
 
-// ExportAudit calls fn with each of orgID's events at or after since, in
-// chain order (oldest first), streaming: the rows are read while fn runs,
+// ExportAudit calls fn with orgID's events from the first that occurred at
+// or after since to the head, in chain order (oldest first), streaming: the rows are read while fn runs,
 // so fn must not use the store's writer on SQLite (nor the Tx it was
 // called on). An error of fn stops the export and is returned as is.
 func (o *ops) ExportAudit(ctx context.Context, orgID string, since time.Time, fn func(AuditEvent) error) error {
-	var a args
-	conds := o.auditConds(&a, orgID, AuditFilter{Since: since})
-	rows, err := o.read.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_events`+where(conds)+` ORDER BY seq`, a...)
+	// A contiguous run of the chain from the first event at or after since:
+	// times need not rise with seq (an event's time is taken before it waits
+	// for the chain's head, and replicas' clocks differ), and an export with
+	// a hole in it would not check line by line.
+	query := `SELECT ` + auditColumns + ` FROM audit_events WHERE org_id = $1 ORDER BY seq`
+	a := []any{orgID}
+	if !since.IsZero() {
+		query = `SELECT ` + auditColumns + ` FROM audit_events WHERE org_id = $1 AND seq >= (
+			SELECT MIN(seq) FROM audit_events WHERE org_id = $1 AND occurred_at >= $2) ORDER BY seq`
+		a = append(a, o.d.timeArg(since))
+	}
+	rows, err := o.read.QueryContext(ctx, query, a...)
 	if err != nil {
 		return fmt.Errorf("exporting the audit chain of %q: %w", orgID, err)
 	}

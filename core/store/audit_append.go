@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -96,8 +97,9 @@ func appendAudit(ctx context.Context, q querier, d dialect, clock func() time.Ti
 	if len(e.Scopes) == 0 {
 		e.Scopes = nil
 	} else {
-		e.Scopes = slices.Clone(e.Scopes)
+		e.Scopes = slices.Clone(e.Scopes[:min(len(e.Scopes), auditMaxScopes)])
 	}
+	boundAuditStrings(&e.AuditRecord)
 	err := q.QueryRowContext(ctx, `INSERT INTO audit_heads (org_id, last_seq, last_hash, updated_at)
 		VALUES ($1, 1, '', $2)
 		ON CONFLICT (org_id) DO UPDATE SET last_seq = audit_heads.last_seq + 1, updated_at = $2
@@ -313,4 +315,44 @@ func forgetCreated(ctx context.Context) {
 	if p := pendingFrom(ctx); p != nil {
 		p.created.Store(nil)
 	}
+}
+
+// Bounds of what an event keeps of a value. Several members come from the
+// client (its reported name, a path's id, a refusal's reason quoting input):
+// unbounded, one request could write a megabyte into every event it causes.
+const (
+	auditMaxString = 1024
+	auditMaxScopes = 64
+)
+
+// boundAuditStrings makes every string of rec one that both databases store
+// as given and that is at most auditMaxString bytes: PostgreSQL's text
+// refuses NUL and invalid UTF-8, which would fail the write the event
+// belongs to. Invalid bytes and NUL become U+FFFD; a longer value is cut at
+// a character boundary and ends with "…".
+func boundAuditStrings(rec *AuditRecord) {
+	for _, p := range []*string{&rec.Action, &rec.Surface, &rec.Issuer, &rec.Subject, &rec.Role,
+		&rec.ClientID, &rec.ClientName, &rec.Tool, &rec.Route, &rec.ResourceID, &rec.ArgsDigest, &rec.Outcome,
+		&rec.Detail, &rec.RequestID, &rec.TraceID} {
+		*p = boundAuditString(*p)
+	}
+	for i := range rec.Scopes {
+		rec.Scopes[i] = boundAuditString(rec.Scopes[i])
+	}
+}
+
+func boundAuditString(s string) string {
+	if len(s) <= auditMaxString && utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+	if len(s) <= auditMaxString {
+		return s
+	}
+	const ellipsis = "…"
+	cut := auditMaxString - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
 }

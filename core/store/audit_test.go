@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kobana/kadu/core/store"
 	"github.com/kobana/kadu/core/store/pgtest"
@@ -380,6 +382,76 @@ func TestAuditPurgeWhileAppending(t *testing.T) {
 			}
 			if checked, brk, err := db.VerifyAudit(ctx, org); err != nil || brk != nil || checked != added {
 				t.Fatalf("VerifyAudit: %d checked, %v, %v; want %d", checked, brk, err, added)
+			}
+		})
+	}
+}
+
+// TestAuditBoundsUntrustedText: values a client controls (its reported name,
+// a refusal's detail quoting input) are stored on both databases whatever
+// bytes they hold — PostgreSQL refuses NUL and invalid UTF-8, which would
+// fail the write the event belongs to — and at most 1 KiB of each is kept.
+func TestAuditBoundsUntrustedText(t *testing.T) {
+	for _, b := range auditBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			db := openWith(t, b.driver, b.newDSN(t), testKeys(t, 1))
+			rec := auditRec("org_bounds", 0)
+			rec.ClientName = "evil\x00client\xff"
+			rec.Detail = strings.Repeat("é", 3000) // 6000 bytes
+			rec.Scopes = make([]string, 500)
+			for i := range rec.Scopes {
+				rec.Scopes[i] = "kadu.read"
+			}
+			e, err := db.AppendAudit(t.Context(), rec)
+			if err != nil {
+				t.Fatalf("AppendAudit: %v", err)
+			}
+			got, err := db.GetAudit(t.Context(), "org_bounds", e.ID)
+			if err != nil {
+				t.Fatalf("GetAudit: %v", err)
+			}
+			if got.ClientName != "evil\uFFFDclient\uFFFD" {
+				t.Errorf("client name stored as %q, want NUL and the invalid byte replaced by U+FFFD", got.ClientName)
+			}
+			if len(got.Detail) > 1024 || !strings.HasSuffix(got.Detail, "…") || !utf8.ValidString(got.Detail) {
+				t.Errorf("detail of %d bytes stored as %d bytes (valid UTF-8 %v); want at most 1024, cut with …",
+					len(rec.Detail), len(got.Detail), utf8.ValidString(got.Detail))
+			}
+			if len(got.Scopes) != 64 {
+				t.Errorf("%d scopes stored, want the first 64", len(got.Scopes))
+			}
+			if n, brk, err := db.VerifyAudit(t.Context(), "org_bounds"); err != nil || brk != nil || n != 1 {
+				t.Errorf("VerifyAudit = %d, %v, %v; want the bounded event to verify", n, brk, err)
+			}
+		})
+	}
+}
+
+// TestAuditExportIsContiguous: an event's time need not rise with its seq
+// (it is taken before the event waits for the chain's head; replicas'
+// clocks differ), and an export from a time is still a run without holes,
+// so that it checks line by line.
+func TestAuditExportIsContiguous(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, b := range auditBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			db := openWith(t, b.driver, b.newDSN(t), testKeys(t, 1))
+			for i, minute := range []int{10, 30, 20, 40} { // seq 3 is older than seq 2
+				rec := auditRec("org_export", i)
+				rec.OccurredAt = base.Add(time.Duration(minute) * time.Minute)
+				if _, err := db.AppendAudit(t.Context(), rec); err != nil {
+					t.Fatalf("AppendAudit: %v", err)
+				}
+			}
+			var seqs []int64
+			err := db.ExportAudit(t.Context(), "org_export", base.Add(25*time.Minute), func(e store.AuditEvent) error {
+				seqs = append(seqs, e.Seq)
+				return nil
+			})
+			if err != nil || !slices.Equal(seqs, []int64{2, 3, 4}) {
+				t.Errorf("export since minute 25 = %v, %v; want seqs [2 3 4] (from the first event at or after it, no hole)", seqs, err)
 			}
 		})
 	}
