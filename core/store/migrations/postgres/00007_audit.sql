@@ -40,6 +40,11 @@ CREATE TABLE audit_events (
 );
 CREATE UNIQUE INDEX audit_events_chain ON audit_events (org_id, seq);
 CREATE INDEX audit_events_occurred_at ON audit_events (org_id, occurred_at);
+-- The list's filters that an auditor reaches for first (who, what, which
+-- tool), newest first within the chain; a route filter walks the chain.
+CREATE INDEX audit_events_subject ON audit_events (org_id, subject, seq);
+CREATE INDEX audit_events_action ON audit_events (org_id, action, seq);
+CREATE INDEX audit_events_tool ON audit_events (org_id, tool, seq);
 
 CREATE TABLE audit_heads (
     org_id     text COLLATE "C" PRIMARY KEY,
