@@ -290,20 +290,11 @@ func secretKeys(cfg *config.Config, master []byte) (*store.SecretKeys, error) {
 // signingKey is api.signing_key, or on a single node a random key kept in
 // <data_dir>/api/signing-key so that cursors survive restarts.
 func signingKey(cfg *config.Config) ([]byte, error) {
-	if k := cfg.API.SigningKey.Reveal(); k != "" {
-		return []byte(k), nil
+	key, path, err := existingSigningKey(cfg)
+	if key != nil || err != nil {
+		return key, err
 	}
-	path := filepath.Join(cfg.DataDir, "api", "signing-key")
-	if b, err := os.ReadFile(path); err == nil {
-		key, err := base64.StdEncoding.DecodeString(string(b))
-		if err != nil || len(key) < 32 {
-			return nil, fmt.Errorf("%s is damaged: delete it to generate a new key (API cursors already handed out stop working)", path)
-		}
-		return key, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("reading the API signing key: %w", err)
-	}
-	key := make([]byte, 32)
+	key = make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
@@ -314,6 +305,27 @@ func signingKey(cfg *config.Config) ([]byte, error) {
 		return nil, fmt.Errorf("writing the API signing key: %w", err)
 	}
 	return key, nil
+}
+
+// existingSigningKey returns the configured API signing key, or the one in
+// the data directory; nil and the file's path when there is none yet.
+func existingSigningKey(cfg *config.Config) (key []byte, path string, err error) {
+	if k := cfg.API.SigningKey.Reveal(); k != "" {
+		return []byte(k), "", nil
+	}
+	path = filepath.Join(cfg.DataDir, "api", "signing-key")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, path, nil
+	}
+	if err != nil {
+		return nil, path, fmt.Errorf("reading the API signing key: %w", err)
+	}
+	key, err = base64.StdEncoding.DecodeString(string(b))
+	if err != nil || len(key) < 32 {
+		return nil, path, fmt.Errorf("%s is damaged: delete it to generate a new key (API cursors already handed out stop working)", path)
+	}
+	return key, path, nil
 }
 
 // Migrate creates or upgrades the store's and the queue's tables, for

@@ -64,6 +64,13 @@ type Options struct {
 	// core/app gives http.write_timeout plus a margin. Default
 	// IdempotencyLockTimeout.
 	IdempotencyLock time.Duration
+
+	// Inspect opens the database as it is: no migration, no resealing of
+	// secrets. For commands that read what a server wrote (kadu audit),
+	// which must not change the schema or the rows under servers of
+	// another version; they fail with a clear error on a schema that is
+	// behind.
+	Inspect bool
 }
 
 func (o Options) withDefaults() Options {
@@ -112,8 +119,9 @@ type DB struct {
 	prepared *preparedReader
 }
 
-// Open connects to the database Options name, applies pending migrations and
-// returns a ready DB. On error nothing stays open.
+// Open connects to the database Options name, applies pending migrations
+// (unless Options.Inspect) and returns a ready DB. On error nothing stays
+// open.
 func Open(ctx context.Context, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
 	d, err := dialectFor(opts.Driver)
@@ -124,9 +132,11 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := migrate(ctx, d, writer, opts.Logger); err != nil {
-		closeBoth(writer, reader)
-		return nil, err
+	if !opts.Inspect {
+		if err := migrate(ctx, d, writer, opts.Logger); err != nil {
+			closeBoth(writer, reader)
+			return nil, err
+		}
 	}
 	db := &DB{driver: opts.Driver, writer: writer, reader: reader, health: &health{now: time.Now}, obs: opts.Observer, names: new(sync.Map)}
 	var read querier = reader
@@ -148,6 +158,9 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	// A single-statement write whose context carries an audit record runs
 	// in a transaction that appends it (auditedWriter).
 	db.ops.write = auditedWriter{querier: observe(trackedWriter{writer, db.health}, db.obs, db.names), inTx: db.ops.inTx}
+	if opts.Inspect {
+		return db, nil
+	}
 	if err := db.resealWebhookSecrets(ctx, opts.Logger); err != nil {
 		_ = db.Close()
 		return nil, err
