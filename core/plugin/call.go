@@ -56,7 +56,7 @@ func (v *version) run(ctx context.Context, req *request, decode func(out []byte)
 	var state json.RawMessage
 	if req.state != "" {
 		if state, err = v.reg.sealer.Open(v.binding(req), req.state, now); err != nil {
-			return mcp.InvalidParams("Invalid or expired requestState")
+			return fmt.Errorf("bundle %s: %w: %w", v.id, ErrStateRefused, mcp.InvalidParams("Invalid or expired requestState"))
 		}
 	}
 	input, err := appendInvocation(make([]byte, 0, 192+len(req.params)+len(state)), &invocationJSON{
