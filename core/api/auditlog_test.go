@@ -258,7 +258,7 @@ func testAuditReadsNotRecorded(t *testing.T, db *store.DB) {
 func testAuditIdempotentReplay(t *testing.T, db *store.DB) {
 	e := newEnv(t, db, nil)
 	org := newOrg()
-	tok, _ := e.auditToken(org, auth.RoleAdmin, auth.ScopeAdmin)
+	tok, _ := e.auditToken(org, auth.RoleAdmin, auth.ScopeAdmin, auth.ScopeRun)
 	body := map[string]any{"name": "t", "description": "d", "instructions": "do it",
 		"input_schema": json.RawMessage(simpleSchema), "playbook": json.RawMessage(`{"version":1,"steps":[]}`),
 		"idempotency_key": "k-1"}
@@ -280,6 +280,24 @@ func testAuditIdempotentReplay(t *testing.T, db *store.DB) {
 	}
 	if evs[0].Detail != "" || evs[1].Detail != "idempotent replay" {
 		t.Errorf("details %q, %q; want the replay said", evs[0].Detail, evs[1].Detail)
+	}
+
+	// A refusal the key stores: the first names its error code, the
+	// replay says it is one, like a replayed success.
+	run := map[string]any{"input": map[string]any{}, "idempotency_key": "k-404"}
+	first := e.do(tok, "POST", "/tasks/tsk_missing/run", run)
+	again = e.do(tok, "POST", "/tasks/tsk_missing/run", run)
+	if first.status != http.StatusNotFound || again.status != http.StatusNotFound || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("refusal and its replay: %d, %d %v; want 404, then 404 replayed", first.status, again.status, again.header)
+	}
+	evs = eventsOf(t, db, org, "POST /api/v1/tasks/{id}/run")
+	if len(evs) != 2 {
+		t.Fatalf("%d events of the refused run, want the refusal and its replay: %+v", len(evs), evs)
+	}
+	for i, want := range []string{"not_found", "idempotent replay"} {
+		if ev := evs[i]; ev.Outcome != store.OutcomeFailed || ev.Status != http.StatusNotFound || ev.Detail != want {
+			t.Errorf("event %d of the refused run: %s %d %q; want failed 404 %q", i, ev.Outcome, ev.Status, ev.Detail, want)
+		}
 	}
 }
 
