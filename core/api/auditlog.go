@@ -38,6 +38,13 @@ var routeActions = map[string]string{
 type writeAudit struct {
 	rec     store.AuditRecord
 	pending *store.PendingAudit // the record the handler's transaction takes; nil until the handler runs
+	// stored is the first problem code of a refusal that idempotent
+	// answered and stored itself, so serve sees no error: the event's
+	// detail still names the refusal.
+	stored string
+	// replayed is set when idempotent answered a stored reply, success or
+	// refusal: the handler did not run.
+	replayed bool
 }
 
 // beginWrite starts the event of a write of rt by p: everything known
@@ -104,7 +111,7 @@ func (a *API) recordWrite(c *call, fn func() error) (err error) {
 		}
 		status, detail := statusOf(err)
 		if err == nil {
-			status = c.echo.Response().Status
+			status, detail = c.echo.Response().Status, c.audit.stored
 		}
 		a.appendWrite(c, status, detail)
 	}()
@@ -124,7 +131,7 @@ func (a *API) appendWrite(c *call, status int, detail string) {
 	if status >= http.StatusBadRequest {
 		rec.Outcome = store.OutcomeFailed
 	}
-	if w.pending == nil && status < http.StatusBadRequest {
+	if w.replayed {
 		rec.Detail = "idempotent replay" // the handler did not run: the answer was stored
 	}
 	// The request's own context, without the pending record (the handler's

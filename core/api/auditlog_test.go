@@ -144,6 +144,7 @@ func testAuditRefusalsRecorded(t *testing.T, db *store.DB) {
 	adminTok, _ := e.auditToken(org, auth.RoleAdmin, auth.ScopeAdmin)
 	readTok, _ := e.auditToken(org, auth.RoleAdmin, auth.ScopeRead)
 	id := e.createTask(adminTok, "t", nil)
+	big := `{"name":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
 
 	tests := []struct {
 		name   string
@@ -159,6 +160,8 @@ func testAuditRefusalsRecorded(t *testing.T, db *store.DB) {
 		{"scope", readTok, "PATCH", "/tasks/" + id, "PATCH /api/v1/tasks/{id}", map[string]any{"description": "x"}, http.StatusForbidden, "insufficient_scope"},
 		{"not found", adminTok, "DELETE", "/tasks/tsk_" + strings.Repeat("0", 32), "DELETE /api/v1/tasks/{id}", nil, http.StatusNotFound, "not_found"},
 		{"bad JSON", adminTok, "PUT", "/tasks/" + id + "/launch_policy", "PUT /api/v1/tasks/{id}/launch_policy", "{nope", http.StatusBadRequest, "bad_request"},
+		// Chunked, the limit is found while reading, after authentication.
+		{"chunked oversize", adminTok, "POST", "/tasks", "POST /api/v1/tasks", chunked{strings.NewReader(big)}, http.StatusRequestEntityTooLarge, "payload_too_large"},
 	}
 	for _, tt := range tests {
 		r := e.do(tt.tok, tt.method, tt.path, tt.body)
@@ -179,6 +182,18 @@ func testAuditRefusalsRecorded(t *testing.T, db *store.DB) {
 		if ev.Outcome != store.OutcomeFailed || ev.Status != tt.status || ev.Detail != tt.detail || ev.Action != store.AuditRESTWrite {
 			t.Errorf("%s: event %s/%s status %d detail %q, want rest.write failed %d %q",
 				tt.name, ev.Action, ev.Outcome, ev.Status, ev.Detail, tt.status, tt.detail)
+		}
+	}
+
+	// Declared over the limit: refused before authentication, so nobody
+	// is known to record it against (docs/audit.md#what-is-not-recorded).
+	r := e.do(adminTok, "POST", "/tasks", big)
+	if r.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("declared oversize: status %d, want 413", r.status)
+	}
+	for _, ev := range auditEvents(t, db, org) {
+		if ev.RequestID == r.header.Get("X-Request-Id") {
+			t.Errorf("declared oversize left an event: %+v", ev)
 		}
 	}
 }
@@ -258,7 +273,7 @@ func testAuditReadsNotRecorded(t *testing.T, db *store.DB) {
 func testAuditIdempotentReplay(t *testing.T, db *store.DB) {
 	e := newEnv(t, db, nil)
 	org := newOrg()
-	tok, _ := e.auditToken(org, auth.RoleAdmin, auth.ScopeAdmin)
+	tok, _ := e.auditToken(org, auth.RoleAdmin, auth.ScopeAdmin, auth.ScopeRun)
 	body := map[string]any{"name": "t", "description": "d", "instructions": "do it",
 		"input_schema": json.RawMessage(simpleSchema), "playbook": json.RawMessage(`{"version":1,"steps":[]}`),
 		"idempotency_key": "k-1"}
@@ -280,6 +295,24 @@ func testAuditIdempotentReplay(t *testing.T, db *store.DB) {
 	}
 	if evs[0].Detail != "" || evs[1].Detail != "idempotent replay" {
 		t.Errorf("details %q, %q; want the replay said", evs[0].Detail, evs[1].Detail)
+	}
+
+	// A refusal the key stores: the first names its error code, the
+	// replay says it is one, like a replayed success.
+	run := map[string]any{"input": map[string]any{}, "idempotency_key": "k-404"}
+	first := e.do(tok, "POST", "/tasks/tsk_missing/run", run)
+	again = e.do(tok, "POST", "/tasks/tsk_missing/run", run)
+	if first.status != http.StatusNotFound || again.status != http.StatusNotFound || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("refusal and its replay: %d, %d %v; want 404, then 404 replayed", first.status, again.status, again.header)
+	}
+	evs = eventsOf(t, db, org, "POST /api/v1/tasks/{id}/run")
+	if len(evs) != 2 {
+		t.Fatalf("%d events of the refused run, want the refusal and its replay: %+v", len(evs), evs)
+	}
+	for i, want := range []string{"not_found", "idempotent replay"} {
+		if ev := evs[i]; ev.Outcome != store.OutcomeFailed || ev.Status != http.StatusNotFound || ev.Detail != want {
+			t.Errorf("event %d of the refused run: %s %d %q; want failed 404 %q", i, ev.Outcome, ev.Status, ev.Detail, want)
+		}
 	}
 }
 

@@ -60,6 +60,9 @@ func (a *API) idempotent(c *call, rt route, key string) error {
 	case err != nil:
 		return err
 	case rec.Completed():
+		if c.audit != nil {
+			c.audit.replayed = true
+		}
 		return writeReply(c.echo, rec.ResponseStatus, rec.ResponseBody, replayLocation(rec.ResponseStatus, rec.ResponseBody), true)
 	}
 
@@ -81,6 +84,9 @@ func (a *API) idempotent(c *call, rt route, key string) error {
 		status, body, location = rep.status, encode(rep.body), rep.location
 	case errors.As(herr, &ae) && storedError(ae):
 		status, body = ae.Status, encode(ae.body(requestID(c.echo)))
+		if c.audit != nil && len(ae.Problems) > 0 {
+			c.audit.stored = ae.Problems[0].Code
+		}
 	default:
 		return herr
 	}

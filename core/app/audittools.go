@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/kobana/kadu/core/audit"
 	"github.com/kobana/kadu/core/auth"
 	"github.com/kobana/kadu/core/mcp"
+	"github.com/kobana/kadu/core/plugin"
 	"github.com/kobana/kadu/core/store"
 )
 
@@ -34,6 +36,12 @@ func (t auditedTools) CallTool(ctx context.Context, p *auth.Principal, call *mcp
 	if !destructiveTool(call.Tool) || (err == nil && len(res.InputRequests) > 0) {
 		// Not destructive, or not finished: the bundle asks for more input
 		// and the round that finishes is the one recorded.
+		return res, err
+	}
+	if errors.Is(err, plugin.ErrStateRefused) {
+		// The Confirmer passes a requestState it did not issue straight
+		// here, trusting the registry to verify it; refused, the call
+		// neither ran nor was confirmed, so it is no tool.call.
 		return res, err
 	}
 	rec := audit.NewRecord(ctx, p, store.AuditToolCall)

@@ -94,6 +94,25 @@ func TestAuditToolCalls(t *testing.T) {
 				t.Errorf("tool call event: %+v", *call)
 			}
 
+			// A requestState Kadu never issued: refused, nothing ran and
+			// nothing was confirmed, so no tool.call is recorded.
+			calls := func() int {
+				return len(auditFind(t, db, org, func(ev store.AuditEvent) bool { return ev.Action == store.AuditToolCall }))
+			}
+			before := calls()
+			// With arguments the schema refuses too: the state is what is
+			// refused, not answered as the tool's error.
+			for _, forged := range []string{args, `{"id":5}`} {
+				reqID, res = auditMCP(t, srv, token, era2026(client, caps), "kadu_tasks_delete",
+					fmt.Sprintf(`{"name":"kadu_tasks_delete","arguments":%s,"requestState":"x"}`, forged))
+				if e, _ := res["error"].(map[string]any); e == nil || e["message"] != "Invalid or expired requestState" {
+					t.Errorf("forged requestState, arguments %s: %v; want -32602 Invalid or expired requestState", forged, res)
+				}
+				if n := calls(); n != before {
+					t.Errorf("a forged requestState (arguments %s) left %d tool.call events (request %s); want none", forged, n-before, reqID)
+				}
+			}
+
 			// Era 2025: the client's name was said once, at initialize, which
 			// a stateless server does not keep; the rest is recorded.
 			reqID, res = auditMCP(t, srv, token, nil, "", `{"name":"kadu_tasks_create","arguments":`+create+`}`)

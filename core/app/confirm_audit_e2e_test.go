@@ -158,6 +158,25 @@ func testConfirmationAuditTrail(t *testing.T, driver string) {
 	if approved.ResourceID != link.ID || approved.RequestID != reqID {
 		t.Errorf("approved event: resource %s request %s; want %s, %s", approved.ResourceID, approved.RequestID, link.ID, reqID)
 	}
+	// The approved call's route writes name the tool that made them, on
+	// the surface that ran it.
+	page, err := db.ListAudit(t.Context(), org, store.AuditFilter{}, store.ListParams{Limit: store.MaxListLimit})
+	if err != nil {
+		t.Fatalf("ListAudit: %v", err)
+	}
+	var writes int
+	for _, e := range page.Items {
+		if e.Action != store.AuditRESTWrite || e.RequestID != reqID {
+			continue
+		}
+		writes++
+		if e.Tool != "kadu_tasks_run" || e.Surface != store.SurfaceApproval || e.ClientID != client || e.Subject != dev.DefaultSubject {
+			t.Errorf("route write of the approved call = %+v; want tool kadu_tasks_run, surface %s", e.AuditRecord, store.SurfaceApproval)
+		}
+	}
+	if writes == 0 {
+		t.Errorf("the approved call (request %s) left no rest.write event", reqID)
+	}
 	b.decide(link.URL, form, "continue") // a replayed form changes nothing
 	next("a replayed Continue")
 

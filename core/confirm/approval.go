@@ -222,6 +222,11 @@ func (c *Confirmer) runApproved(ctx context.Context, a store.Approval) (store.Ap
 		return store.ApprovalFailed, failure("%s (%s) is no longer available to the person who asked for it, so nothing was done.", a.ToolTitle, a.Tool)
 	}
 	tool := tools[i]
+	// The call runs in the approval page's request, whose audit.Call names
+	// no tool and no client: name them, so the writes of the tool's routes
+	// say which tool made them and for which client (the page's surface
+	// stays, docs/audit.md#what-is-recorded).
+	ctx = audit.WithCall(ctx, audit.Call{Tool: a.Tool, ClientName: a.ClientName})
 	res, err := c.next.CallTool(ctx, p, &mcp.ToolCall{Tool: &tool, Arguments: a.Arguments, RequestID: a.ID})
 	var rpc *mcp.Error
 	switch {

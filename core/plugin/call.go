@@ -50,14 +50,14 @@ func (v *version) run(ctx context.Context, req *request, decode func(out []byte)
 	var inv *invocation
 	defer func() { tr.end(inv, err) }()
 	now := v.reg.set.now()
+	// The state first: a call refused for it was never this bundle's to
+	// run, quarantined or not (ErrStateRefused).
+	state, err := v.openState(req, now)
+	if err != nil {
+		return err
+	}
 	if until, ok := v.breaker.allow(now); !ok {
 		return fmt.Errorf("bundle %s: %w; calls fail until %s", v.id, ErrQuarantined, until.UTC().Format(time.RFC3339))
-	}
-	var state json.RawMessage
-	if req.state != "" {
-		if state, err = v.reg.sealer.Open(v.binding(req), req.state, now); err != nil {
-			return mcp.InvalidParams("Invalid or expired requestState")
-		}
 	}
 	input, err := appendInvocation(make([]byte, 0, 192+len(req.params)+len(state)), &invocationJSON{
 		Op: req.op, Params: req.params, InputResponses: req.replies, State: state,
@@ -97,6 +97,20 @@ func (v *version) run(ctx context.Context, req *request, decode func(out []byte)
 		v.done(inst)
 	}
 	return err
+}
+
+// openState returns the state sealed in req's requestState (nil without
+// one), or the client's -32602 wrapping ErrStateRefused when the registry
+// did not seal it for this call.
+func (v *version) openState(req *request, now time.Time) (json.RawMessage, error) {
+	if req.state == "" {
+		return nil, nil
+	}
+	state, err := v.reg.sealer.Open(v.binding(req), req.state, now)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w: %w", v.id, ErrStateRefused, mcp.InvalidParams("Invalid or expired requestState"))
+	}
+	return state, nil
 }
 
 // isAnswer reports whether err is the bundle's answer (a protocol error)

@@ -79,18 +79,23 @@ func (r *Registry) CallTool(ctx context.Context, p *auth.Principal, call *mcp.To
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	req := &request{p: p, op: opToolsCall, target: name, args: args,
+		client: &call.Client, reqID: call.RequestID, replies: call.InputResponses, state: call.RequestState,
+		class: toolClass(def.tool.Annotations)}
+	// A retry's state before its arguments: a state the registry did not
+	// seal is refused as such (ErrStateRefused), never answered as the
+	// tool's error, so nothing takes it for a call that ran.
+	if _, err := v.openState(req, v.reg.set.now()); err != nil {
+		return nil, err
+	}
 	if err := def.schema.check(p.OrgID, args); err != nil {
 		return &mcp.ToolResult{IsError: true, Content: []mcp.Content{
 			mcp.Text(fmt.Sprintf("Invalid arguments for %s: %v. Fix them to match the tool's inputSchema and call again.", name, err)),
 		}}, nil
 	}
-	params, err := appendToolParams(make([]byte, 0, 32+len(name)+len(args)), name, args)
-	if err != nil {
+	if req.params, err = appendToolParams(make([]byte, 0, 32+len(name)+len(args)), name, args); err != nil {
 		return nil, mcp.InvalidParams("Invalid arguments for %s: %v", name, err)
 	}
-	req := &request{p: p, op: opToolsCall, target: name, args: args, params: params,
-		client: &call.Client, reqID: call.RequestID, replies: call.InputResponses, state: call.RequestState,
-		class: toolClass(def.tool.Annotations)}
 	var res *mcp.ToolResult
 	err = v.run(ctx, req, func(out []byte) error {
 		res, err = decodeToolResult(v, req, def, out)

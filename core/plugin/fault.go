@@ -42,6 +42,13 @@ func (e *FaultError) Unwrap() error { return e.Err }
 // faulted too often; it fails at once until the cool-down ends.
 var ErrQuarantined = errors.New("bundle quarantined after repeated faults")
 
+// ErrStateRefused is wrapped, next to the client's -32602 "Invalid or
+// expired requestState", by the error of a call whose requestState the
+// Registry did not seal for it (forged, expired, or bound to another call):
+// the bundle was not called. It lets a caller that records what ran — the
+// audit trail's tool.call — tell such a call from one that failed running.
+var ErrStateRefused = errors.New("requestState refused")
+
 // ErrClosed is returned by calls on a closed Registry.
 var ErrClosed = errors.New("plugin registry closed")
 
