@@ -76,6 +76,10 @@ type App struct {
 	backend  *backend
 	dispatch *apiDispatcher   // /api/v1 in-process, for bundles
 	plugins  *plugin.Registry // nil when Options.Catalog replaced it
+	// watcher watches the configuration and bundle files (plugins.watch);
+	// nil when off. Each reload gives it the paths of the configuration
+	// it read.
+	watcher  atomic.Pointer[plugin.Watcher]
 	confirm  *confirm.Confirmer
 	dev      *devauth.Server // the embedded issuer; nil with auth.issuer
 	tracing  *tracing.Tracing

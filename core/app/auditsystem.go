@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/kobana/kadu/core/plugin"
 	"github.com/kobana/kadu/core/store"
@@ -58,15 +59,23 @@ func (a *App) auditConfigReload(ctx context.Context, trigger string, err error) 
 	a.appendSystemAudit(ctx, rec)
 }
 
+// systemAuditTimeout bounds one installation audit write. The reload or
+// the call that waits on it has happened already; a stalled database must
+// not hold it (and the admin request or shutdown behind it) for longer.
+const systemAuditTimeout = 5 * time.Second
+
 // appendSystemAudit appends rec on its own. The caller's context may end
 // right after (a call that started a quarantine, an admin request), and the
-// event must still be written, so it is detached. A failure is logged: the
-// reload or the call it records has happened either way.
+// event must still be written, so it is detached, and bounded by
+// systemAuditTimeout instead. A failure is logged: the reload or the call
+// it records has happened either way.
 func (a *App) appendSystemAudit(ctx context.Context, rec store.AuditRecord) {
 	if a.backend == nil || a.backend.db == nil {
 		return
 	}
-	if _, err := a.backend.db.AppendAudit(context.WithoutCancel(ctx), rec); err != nil {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), systemAuditTimeout)
+	defer cancel()
+	if _, err := a.backend.db.AppendAudit(wctx, rec); err != nil {
 		a.log.LogAttrs(ctx, slog.LevelError, "audit event not recorded",
 			slog.String("action", rec.Action), slog.String("resource_id", rec.ResourceID), slog.Any("error", err))
 	}

@@ -155,7 +155,40 @@ func (a *App) reloadConfig(ctx context.Context, opts Options, trigger string) (*
 	if err != nil {
 		return nil, err
 	}
+	a.rewatch(cfg, opts)
 	return cfg, nil
+}
+
+// rewatch makes the watcher, if any, watch the files cfg names. A reload
+// calls it after reading the configuration and before reading the bundle
+// files, so no change in between is missed: a bundle moved to a new file
+// and refused for want of its .sig loads when the .sig is copied in, even
+// while that reload is still running.
+func (a *App) rewatch(cfg *config.Config, opts Options) {
+	w := a.watcher.Load()
+	if w == nil {
+		return
+	}
+	if err := w.SetPaths(watchPaths(cfg, opts)); err != nil {
+		a.log.Warn("not watching every bundle file; reload with SIGHUP or POST /admin/plugins/reload after changing it", slog.Any("error", err))
+	}
+}
+
+// watchPaths are the files a change to which reloads the bundles: the
+// configuration file and, for each enabled bundle with a file, the file
+// and its signature (a bundle re-signed, or its .sig removed, is verified
+// again at once).
+func watchPaths(cfg *config.Config, opts Options) []string {
+	var paths []string
+	if opts.ConfigPath != "" {
+		paths = append(paths, opts.ConfigPath)
+	}
+	for _, b := range cfg.EnabledBundles() {
+		if b.Path != "" { // empty: built into the binary, nothing to watch
+			paths = append(paths, b.Path, plugin.SignatureFile(b.Path))
+		}
+	}
+	return paths
 }
 
 // watchPlugins reloads the bundles on SIGHUP and, when plugins.watch is on,
@@ -198,23 +231,18 @@ func (a *App) watchPlugins(ctx context.Context, opts Options) {
 	if !a.cfg.Plugins.Watch {
 		return
 	}
-	var paths []string
-	if opts.ConfigPath != "" {
-		paths = append(paths, opts.ConfigPath)
-	}
-	for _, b := range a.cfg.EnabledBundles() {
-		if b.Path != "" { // empty: built into the binary, nothing to watch
-			// The signature too: a bundle re-signed (or its .sig removed)
-			// is verified again at once.
-			paths = append(paths, b.Path, plugin.SignatureFile(b.Path))
-		}
-	}
-	if len(paths) == 0 {
+	// Started even with nothing to watch yet: a reload may add a bundle.
+	w, err := plugin.NewWatcher(nil)
+	if err != nil {
+		a.log.Warn("not watching bundle files; reload with SIGHUP or POST /admin/plugins/reload", slog.Any("error", err))
 		return
 	}
+	a.watcher.Store(w)
+	// A directory that cannot be watched (not there yet) is logged; the
+	// other files are watched, and each reload tries it again.
+	a.rewatch(a.cfg, opts)
 	go func() {
-		if err := plugin.Watch(ctx, paths, func() { reload("file change") }); err != nil {
-			a.log.Warn("not watching bundle files; reload with SIGHUP or POST /admin/plugins/reload", slog.Any("error", err))
-		}
+		// Run returns only when ctx ends; it cannot fail once watching.
+		_ = w.Run(ctx, func() { reload("file change") })
 	}()
 }

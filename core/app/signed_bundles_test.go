@@ -303,3 +303,60 @@ func TestSignatureFileWatched(t *testing.T) {
 		t.Errorf("swap_version after the re-signature = %q, %v; want 1.0.0", got, err)
 	}
 }
+
+// TestMovedBundleWatched points the swap bundle at a new release in a
+// directory the server was not watching, without its .sig, and reloads:
+// the reload is refused, and copying the .sig in afterwards is enough to
+// load the release, with no reload asked for. The watched files follow
+// the configuration each reload reads, not the one the server started
+// with.
+func TestMovedBundleWatched(t *testing.T) {
+	pub := newPublisher(t, "acme-2025")
+	v1, v2 := buildSwap(t, "v1", "1.0.0"), buildSwap(t, "v2", "2.0.0")
+	b := pub.variant(t, v1, "acme-2025", "swap", "1.0.0")
+	// The signed v2 is loaded once at start so that its compiled code is
+	// cached: the release below has the same bytes.
+	srv, rl := startSwapServerWith(t, func(c *config.Config) {
+		signedOnly(pub.trust("acme-2025"))(c)
+		c.Plugins.Watch = true
+	}, b, pub.variant(t, v2, "acme-2025", "swap", "2.0.0"))
+	caller := newSwapCaller(t, srv, loopbackClient(1), "org_moved")
+
+	release := pub.variant(t, v2, "", "", "") // a new directory, no .sig yet
+	rl.setSwap(release.bundle())
+	const want = "swap.wasm.sig is missing"
+	if status, body := adminDo(t, srv, http.MethodPost, "/admin/plugins/reload"); status != http.StatusUnprocessableEntity || !strings.Contains(body.Error, want) {
+		t.Fatalf("reload to the unsigned release: %d %q; want 422 saying %q", status, body.Error, want)
+	}
+	if got, err := caller.call(context.Background()); err != nil || got != "1.0.0" {
+		t.Fatalf("swap_version after the refused reload = %q, %v; want 1.0.0 still", got, err)
+	}
+
+	// Copied in once: the reload above made the watcher watch the new
+	// directory before it read the bundle, so no retry is needed.
+	wasm, err := os.ReadFile(release.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := bundlesig.Sign(pub["acme-2025"], wasm, bundlesig.Statement{Name: "swap", Version: "2.0.0", SHA256: release.sha})
+	if err := os.WriteFile(plugin.SignatureFile(release.path), sig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The bound only catches a watcher that never reloads: the release is
+	// compiled already, so a reload takes well under a second.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, list := adminDo(t, srv, http.MethodGet, "/admin/plugins")
+		st := list.swapStatus()
+		if len(st) == 1 && st[0].Version == "2.0.0" && st[0].Path == release.path && st[0].LastError == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the .sig of the new release was copied in, GET /admin/plugins swap = %+v; want 2.0.0 from %s", st, release.path)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got, err := caller.call(context.Background()); err != nil || got != "2.0.0" {
+		t.Errorf("swap_version after the .sig was copied in = %q, %v; want 2.0.0", got, err)
+	}
+}

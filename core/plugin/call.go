@@ -171,6 +171,9 @@ func (v *version) fault(ctx context.Context, req *request, err error, inv *invoc
 			slog.Int("faults", p.Faults), slog.Duration("window", p.Window), slog.Duration("cooldown", p.Cooldown))
 		e := versionEvent(EventQuarantined, v)
 		e.Reason = fmt.Sprintf("%d faults within %s; calls fail for %s", p.Faults, p.Window, p.Cooldown)
+		// No lock is held here (breaker.fault has returned), so a slow hook
+		// delays this call alone; it still counts as in flight on v, which
+		// a swap's drain waits for no longer than Options.DrainTimeout.
 		v.reg.emit(ctx, e)
 	}
 }

@@ -27,7 +27,8 @@
 //		SealKey: key, Logger: log, ReloadConfig: loadBundleConfig})
 //	engine, err := mcp.New(mcp.Options{Catalog: reg, …}) // *Registry is an mcp.Catalog
 //	admin.Handle("/admin/plugins", reg.AdminHandler())   // and /admin/plugins/reload
-//	go plugin.Watch(ctx, append(bundlePaths, configPath), reloadFromConfig)
+//	w, err := plugin.NewWatcher(append(bundlePaths, configPath))
+//	go w.Run(ctx, reloadFromConfig) // which calls w.SetPaths with the paths it read
 //	// on SIGHUP: reloadFromConfig()
 //	defer reg.Close(shutdownCtx)
 //

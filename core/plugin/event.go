@@ -1,6 +1,9 @@
 package plugin
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // EventKind says what happened to a bundle: the moments an operator (and
 // the audit trail, docs/audit.md) must be told of.
@@ -31,15 +34,64 @@ type Event struct {
 }
 
 // EventFunc receives bundle events (Options.OnEvent). It is called
-// synchronously, from Reload or from the call whose fault started a
-// quarantine, so it must return quickly and must not call the Registry.
-// ctx may be cancelled soon after: detach it for work that must finish.
+// synchronously, from Reload once the new versions serve (Reload returns
+// after it) or from the call whose fault started a quarantine, with no
+// lock of the Registry held: a slow hook delays only that Reload or call,
+// not Close, other calls or the publication of a swap. It must not call
+// Reload, and may run on several goroutines at once (a quarantine during
+// a reload). ctx may be cancelled soon after: detach it for work that must
+// finish, and bound that work.
 type EventFunc func(ctx context.Context, e Event)
 
-// emit calls the event hook, if any.
+// emit calls the event hook, if any. The caller holds no Registry lock.
 func (r *Registry) emit(ctx context.Context, e Event) {
 	if r.onEvent != nil {
 		r.onEvent(ctx, e)
+	}
+}
+
+// eventQueue hands the events of successive reloads to the hook in the
+// order the reloads published them. Each Reload pushes its events while
+// it still holds the Registry's lock, so the queue is in publication
+// order, then delivers after releasing it; two reloads finishing close
+// together cannot swap the order of their "swapped" events in the audit
+// trail.
+type eventQueue struct {
+	mu      sync.Mutex // guards pending
+	pending []queuedEvent
+
+	delivering sync.Mutex // held while events go to the hook, one batch after another
+}
+
+type queuedEvent struct {
+	ctx context.Context
+	e   Event
+}
+
+// push queues events, told later with ctx.
+func (q *eventQueue) push(ctx context.Context, events []Event) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, e := range events {
+		q.pending = append(q.pending, queuedEvent{ctx: ctx, e: e})
+	}
+}
+
+// deliver hands every queued event to f, in order, and returns once the
+// events queued before it was called have been handed over: by this call,
+// or by one that was delivering already and took them along.
+func (q *eventQueue) deliver(f EventFunc) {
+	if f == nil {
+		return
+	}
+	q.delivering.Lock()
+	defer q.delivering.Unlock()
+	q.mu.Lock()
+	batch := q.pending
+	q.pending = nil
+	q.mu.Unlock()
+	for _, qe := range batch {
+		f(qe.ctx, qe.e)
 	}
 }
 

@@ -76,3 +76,73 @@ func TestEventsOfLoadSwapRefuseQuarantine(t *testing.T) {
 		t.Fatalf("events of a quarantine = %+v, want one quarantined faulty with the fault count", ev)
 	}
 }
+
+// TestSlowEventHookHoldsUpNeitherSwapNorClose blocks the hook on the
+// "swapped" event, as an audit write to a stalled database would: by the
+// time the hook hears of the swap, calls are answered by the new version,
+// and Close returns without waiting for the hook. Reload itself returns
+// once the hook does.
+func TestSlowEventHookHoldsUpNeitherSwapNorClose(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release) // a failed test must not leave Reload blocked
+		}
+	}()
+	e := newEnv(t, func(o *Options) {
+		o.OnEvent = func(_ context.Context, ev Event) {
+			if ev.Kind == EventSwapped {
+				close(entered)
+				<-release
+			}
+		}
+	}, echoV(t, "1.0.0"))
+	v2 := echoV(t, "1.0.1") // built before the reload: a build is not what this test waits for
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- e.r.Reload(context.Background(), []BundleConfig{v2}) }()
+
+	// The bound only catches a hook never called: loading takes seconds at
+	// most, even under the race detector on a busy machine.
+	select {
+	case <-entered:
+	case err := <-reloaded:
+		t.Fatalf("Reload returned (%v) without telling the hook of the swap", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the hook was not told of the swap within 2 minutes")
+	}
+	res, err := e.call(t, "org_a", "echo", `{"text":"hi"}`)
+	if err != nil {
+		t.Fatalf("echo while the hook is told of the swap: %v", err)
+	}
+	if got := structured(t, res)["version"]; got != "1.0.1" {
+		t.Errorf("echo while the hook is told of the swap answered from %v, want 1.0.1: the event came before the swap", got)
+	}
+	select {
+	case err := <-reloaded:
+		t.Fatalf("Reload returned (%v) before its hook did", err)
+	default:
+	}
+
+	closed := make(chan error, 1)
+	go func() { closed <- e.r.Close(context.Background()) }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Close waited for a blocked event hook")
+	}
+
+	close(release)
+	select {
+	case err := <-reloaded:
+		if err != nil {
+			t.Errorf("Reload: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Reload did not return after its hook did")
+	}
+}

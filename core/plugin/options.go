@@ -163,7 +163,7 @@ type Options struct {
 	// Audience lists plans. Nil: such lists match no organisation.
 	PlanOf PlanOf
 	// OnEvent is told of every bundle load, swap, refusal and quarantine
-	// (event.go). Nil: none.
+	// (event.go), outside the Registry's locks. Nil: none.
 	OnEvent EventFunc
 }
 

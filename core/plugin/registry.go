@@ -62,6 +62,12 @@ type Registry struct {
 
 	mu     sync.Mutex // serialises Reload and Close; guards closed
 	closed bool
+
+	// events are the bundle events Reload has published and not yet
+	// handed to onEvent: the hook runs after r.mu is released, so a slow
+	// hook (an audit write to a stalled database) holds up neither Close
+	// nor the next swap's publication.
+	events eventQueue
 }
 
 // failure is a bundle whose last load failed: a new bundle (not published)
@@ -134,12 +140,31 @@ func New(ctx context.Context, opts *Options) (*Registry, error) {
 // A bundle that fails never replaces a working version: the old one keeps
 // serving (a new bundle is simply not published). The error joins one
 // error per failed bundle, each naming it. Reload calls are serialised.
-func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err error) {
+func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) error {
+	err := r.reload(ctx, bundles)
+	// After the lock: the events describe a snapshot already serving, and
+	// the hook may take its time without holding up Close.
+	r.events.deliver(r.onEvent)
+	return err
+}
+
+// reload is Reload under r.mu, up to the publication of the new snapshot;
+// it queues the events for Reload to deliver.
+func (r *Registry) reload(ctx context.Context, bundles []BundleConfig) (err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
 	}
+	// Collected in the order they happen and queued when the snapshot is
+	// published, so that "loaded" or "swapped" is never told of a version
+	// calls cannot reach yet.
+	var events []Event
+	defer func() {
+		if r.onEvent != nil {
+			r.events.push(ctx, events)
+		}
+	}()
 	defer func() { r.metrics.BundleReload(err != nil) }()
 	old := r.snap.Load()
 	type candidate struct {
@@ -158,7 +183,7 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		failures[cfg.Name] = failure{cfg: cfg, err: err, at: r.set.now()}
 		r.set.log.LogAttrs(ctx, slog.LevelError, "bundle not loaded",
 			slog.String("bundle", cfg.Name), slog.String("path", cfg.Path), slog.Any("error", err))
-		r.emit(ctx, Event{Kind: EventRefused, Bundle: cfg.Name, Reason: err.Error()})
+		events = append(events, Event{Kind: EventRefused, Bundle: cfg.Name, Reason: err.Error()})
 	}
 	// New and changed bundles load at once, each on its own runtime: a
 	// load is CPU work in wazero (decoding, validating, reading compiled
@@ -172,7 +197,7 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		if seen[cfg.Name] {
 			err := errors.New("configured twice; give each bundle one entry")
 			errs = append(errs, fmt.Errorf("bundle %q: %w", cfg.Name, err))
-			r.emit(ctx, Event{Kind: EventRefused, Bundle: cfg.Name, Reason: err.Error()})
+			events = append(events, Event{Kind: EventRefused, Bundle: cfg.Name, Reason: err.Error()})
 			continue
 		}
 		seen[cfg.Name] = true
@@ -221,9 +246,9 @@ func (r *Registry) Reload(ctx context.Context, bundles []BundleConfig) (err erro
 		r.set.log.LogAttrs(ctx, slog.LevelInfo, "bundle loaded", slog.String("bundle", c.v.id),
 			slog.String("path", c.v.cfg.Path), slog.String("sha256", c.v.sha), slog.String("signed_by", c.v.signedBy()))
 		if c.prev != nil {
-			r.emit(ctx, versionEvent(EventSwapped, c.v))
+			events = append(events, versionEvent(EventSwapped, c.v))
 		} else {
-			r.emit(ctx, versionEvent(EventLoaded, c.v))
+			events = append(events, versionEvent(EventLoaded, c.v))
 		}
 	}
 	next.setAudiences(bundles)

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -25,8 +26,134 @@ const watchDebounce = 250 * time.Millisecond
 // reload runs on a goroutine of its own, never twice at once: changes
 // during a reload cause one more reload after it. The app calls the same
 // reload on SIGHUP.
+//
+// Watch keeps paths for good; a caller whose reloads may move a bundle to
+// another file uses a Watcher, and gives it the new paths.
 func Watch(ctx context.Context, paths []string, reload func()) error {
-	return watch(ctx, paths, reload, realClock{})
+	w, err := NewWatcher(paths)
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx, reload)
+}
+
+// Watcher is Watch with a set of paths that can change while it runs: a
+// configuration reload that points a bundle at another file (or another
+// directory) must have that file, and its .sig, watched from then on, or
+// a signature copied in after the reload refused the bundle is never seen.
+type Watcher struct {
+	fs    *fsnotify.Watcher
+	clock timerClock
+
+	mu     sync.Mutex
+	files  map[string]bool // guarded by mu: the absolute paths watched
+	dirs   map[string]bool // guarded by mu: the directories added to fs
+	closed bool            // guarded by mu: Run has returned
+}
+
+// NewWatcher watches paths, or returns an error naming the directory of
+// one it cannot watch (one missing, say). Run starts the reloads.
+func NewWatcher(paths []string) (*Watcher, error) {
+	return newWatcher(paths, realClock{})
+}
+
+func newWatcher(paths []string, clock timerClock) (*Watcher, error) {
+	fs, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watching plugin files: %w", err)
+	}
+	w := &Watcher{fs: fs, clock: clock, files: map[string]bool{}, dirs: map[string]bool{}}
+	if err := w.SetPaths(paths); err != nil {
+		fs.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// SetPaths makes paths the watched set, in place of the last one: changes
+// to a path no longer in it stop reloading, and a directory that holds
+// none of them any more stops being watched. A directory that cannot be
+// watched is named in the error; the rest of paths are watched anyway, and
+// the next SetPaths tries that directory again. After Run has returned,
+// SetPaths does nothing.
+//
+// The app calls it right after each read of the configuration, before the
+// bundle files are read: a change made after the read is then seen.
+func (w *Watcher) SetPaths(paths []string) error {
+	files := make(map[string]bool, len(paths))
+	dirs := map[string]bool{}
+	var errs []error
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watching %s: %w", p, err))
+			continue
+		}
+		files[abs] = true
+		dirs[filepath.Dir(abs)] = true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	for d := range dirs {
+		if w.dirs[d] {
+			continue
+		}
+		if err := w.fs.Add(d); err != nil {
+			errs = append(errs, fmt.Errorf("watching directory %s: %w", d, err))
+			delete(dirs, d)
+		}
+	}
+	for d := range w.dirs {
+		if !dirs[d] {
+			// An error means the watch is gone already (the directory was
+			// removed): nothing is left to stop.
+			_ = w.fs.Remove(d)
+		}
+	}
+	w.files, w.dirs = files, dirs
+	return errors.Join(errs...)
+}
+
+// watched reports whether name is one of the watched paths.
+func (w *Watcher) watched(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.files[filepath.Clean(name)]
+}
+
+// Run calls reload as Watch does, until ctx ends, and returns nil then;
+// the Watcher is closed when Run returns. Run it once.
+func (w *Watcher) Run(ctx context.Context, reload func()) error {
+	defer func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.closed = true
+		w.fs.Close()
+	}()
+	d := newDebouncer(w.clock, watchDebounce, reload)
+	defer d.stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.fs.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 && w.watched(ev.Name) {
+				d.trigger()
+			}
+		case _, ok := <-w.fs.Errors:
+			if !ok {
+				return nil
+			}
+			// An overflow loses events: reload to be sure nothing was missed.
+			d.trigger()
+		}
+	}
 }
 
 // timerClock makes the debounce testable without sleeping.
@@ -38,50 +165,6 @@ type realClock struct{}
 
 func (realClock) AfterFunc(d time.Duration, f func()) interface{ Stop() bool } {
 	return time.AfterFunc(d, f)
-}
-
-func watch(ctx context.Context, paths []string, reload func(), clock timerClock) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("watching plugin files: %w", err)
-	}
-	defer w.Close()
-	files := map[string]bool{}
-	dirs := map[string]bool{}
-	for _, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return fmt.Errorf("watching %s: %w", p, err)
-		}
-		files[abs] = true
-		dirs[filepath.Dir(abs)] = true
-	}
-	for d := range dirs {
-		if err := w.Add(d); err != nil {
-			return fmt.Errorf("watching directory %s: %w", d, err)
-		}
-	}
-	d := newDebouncer(clock, watchDebounce, reload)
-	defer d.stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			if files[filepath.Clean(ev.Name)] && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
-				d.trigger()
-			}
-		case _, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			// An overflow loses events: reload to be sure nothing was missed.
-			d.trigger()
-		}
-	}
 }
 
 // debouncer runs f once, delay after the last trigger. Runs of f never

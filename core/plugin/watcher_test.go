@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -142,5 +143,65 @@ func TestWatchFailsOnMissingDirectory(t *testing.T) {
 	err := Watch(context.Background(), []string{filepath.Join(t.TempDir(), "nope", "kadu.yaml")}, func() {})
 	if err == nil {
 		t.Fatal("Watch of a path in a missing directory succeeded")
+	}
+}
+
+// TestWatcherSetPathsFollowsAMovedBundle moves the watched set to a file in
+// a directory not watched before, as a reload pointing a bundle at a new
+// release does: a change there reloads, a change to the old file no longer
+// does.
+func TestWatcherSetPathsFollowsAMovedBundle(t *testing.T) {
+	oldDir, newDir := t.TempDir(), t.TempDir()
+	oldFile, newFile := filepath.Join(oldDir, "acme-1.1.0.wasm"), filepath.Join(newDir, "acme-1.2.0.wasm")
+	w, err := NewWatcher([]string{oldFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reloads atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, func() { reloads.Add(1) }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run returned %v after its context ended", err)
+		}
+	}()
+	if err := w.SetPaths([]string{newFile}); err != nil {
+		t.Fatalf("SetPaths: %v", err)
+	}
+	if w.watched(oldFile) || !w.watched(newFile) {
+		t.Fatalf("after SetPaths: old file watched %v, new file watched %v; want false, true", w.watched(oldFile), w.watched(newFile))
+	}
+	// The new directory is watched once SetPaths returns: one write is
+	// enough (the bound only catches a change never seen).
+	if err := os.WriteFile(newFile, []byte("v2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for reloads.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no reload within 30 s of writing the file SetPaths added")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestWatcherSetPathsNamesAMissingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWatcher([]string{filepath.Join(dir, "kadu.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.Run(ctx, func() {})
+	missing := filepath.Join(dir, "nope")
+	err = w.SetPaths([]string{filepath.Join(dir, "kadu.yaml"), filepath.Join(missing, "acme.wasm")})
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("SetPaths with a missing directory = %v, want an error naming %s", err, missing)
+	}
+	if !w.watched(filepath.Join(dir, "kadu.yaml")) {
+		t.Error("the paths that can be watched are not, after one that cannot")
 	}
 }
