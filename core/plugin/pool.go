@@ -364,6 +364,24 @@ func (ps *pools) close() {
 	}
 }
 
+// waitBackground waits, at most d, for the background instantiations to
+// end, and reports whether they did.
+func (ps *pools) waitBackground(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		ps.bg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // stats returns the number of pools and of idle instances in them.
 func (ps *pools) stats() (pools, idle int) {
 	ps.mu.RLock()

@@ -312,6 +312,12 @@ func (v *version) close() {
 		v.closed.Store(true)
 		if v.pools != nil {
 			v.pools.close()
+			// Background instantiations (a pool growing, a swap's warm-up)
+			// run in v.rt, and closing a wazero runtime under a module
+			// being instantiated races inside wazero. With the pools closed
+			// they stop after the one under way, which the bundle's timeout
+			// bounds; past twice that, close anyway.
+			v.pools.waitBackground(2 * v.cfg.Limits.Timeout)
 		}
 		if v.rt != nil {
 			_ = v.rt.Close(context.Background())
