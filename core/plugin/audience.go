@@ -206,19 +206,24 @@ func (s *snapshot) viewFor(w viewer) view {
 func (s *snapshot) buildView(w viewer) *view {
 	out := &view{}
 	for _, v := range s.versions {
-		if !s.sees(v, w) {
-			continue
+		if s.sees(v, w) {
+			out.add(v)
 		}
-		for _, t := range v.man.tools {
-			out.tools = append(out.tools, t.tool)
-		}
-		out.resources = append(out.resources, v.man.resources...)
-		for _, t := range v.man.templates {
-			out.templates = append(out.templates, t.entry)
-		}
-		out.prompts = append(out.prompts, v.man.prompts...)
 	}
 	return out
+}
+
+// add appends what v serves to the lists, in v's manifest order: the one
+// rule behind both the snapshot's full lists (seal) and each audience's.
+func (out *view) add(v *version) {
+	for _, t := range v.man.tools {
+		out.tools = append(out.tools, t.tool)
+	}
+	out.resources = append(out.resources, v.man.resources...)
+	for _, t := range v.man.templates {
+		out.templates = append(out.templates, t.entry)
+	}
+	out.prompts = append(out.prompts, v.man.prompts...)
 }
 
 // resolveURIFor is resolveURI among the versions w sees: a template of a

@@ -109,16 +109,11 @@ func (s *snapshot) add(v *version, pos int) error {
 func (s *snapshot) seal() *snapshot {
 	slices.SortStableFunc(s.versions, func(a, b *version) int { return s.order[a] - s.order[b] })
 	slices.SortStableFunc(s.templates, func(a, b templateRef) int { return s.order[a.v] - s.order[b.v] })
+	var all view
 	for _, v := range s.versions {
-		for _, t := range v.man.tools {
-			s.toolList = append(s.toolList, t.tool)
-		}
-		s.resourceList = append(s.resourceList, v.man.resources...)
-		for _, t := range v.man.templates {
-			s.templateList = append(s.templateList, t.entry)
-		}
-		s.promptList = append(s.promptList, v.man.prompts...)
+		all.add(v)
 	}
+	s.toolList, s.resourceList, s.templateList, s.promptList = all.tools, all.resources, all.templates, all.prompts
 	return s
 }
 
