@@ -70,9 +70,11 @@ func (s *remoteKeySet) VerifySignature(ctx context.Context, jwt string) ([]byte,
 		return nil, errors.New("want exactly one signature")
 	}
 	hdr := jws.Signatures[0].Protected
-	keys, err := s.keys(ctx, hdr.KeyID)
-	if err != nil {
-		return nil, err
+	keys, ok := resolvedKeysFrom(ctx, hdr.KeyID)
+	if !ok {
+		if keys, err = s.keys(ctx, hdr.KeyID); err != nil {
+			return nil, err
+		}
 	}
 	for _, k := range keys {
 		if k.Algorithm != "" && k.Algorithm != hdr.Algorithm {
@@ -121,6 +123,29 @@ func (s *remoteKeySet) keys(ctx context.Context, kid string) ([]jose.JSONWebKey,
 			return nil, fmt.Errorf("%w: waiting for the JWKS: %w", ErrKeysUnavailable, ctx.Err())
 		}
 	}
+}
+
+type resolvedKeysKey struct{}
+
+// resolvedKeys are the keys Verifier.Verify looked up for a token's kid.
+type resolvedKeys struct {
+	kid  string
+	keys []jose.JSONWebKey
+}
+
+// withResolvedKeys returns ctx carrying the keys found for kid, for
+// VerifySignature to use rather than looking them up again.
+func withResolvedKeys(ctx context.Context, kid string, keys []jose.JSONWebKey) context.Context {
+	return context.WithValue(ctx, resolvedKeysKey{}, resolvedKeys{kid: kid, keys: keys})
+}
+
+// resolvedKeysFrom returns the keys ctx carries for kid, if any.
+func resolvedKeysFrom(ctx context.Context, kid string) ([]jose.JSONWebKey, bool) {
+	r, ok := ctx.Value(resolvedKeysKey{}).(resolvedKeys)
+	if !ok || r.kid != kid {
+		return nil, false
+	}
+	return r.keys, true
 }
 
 func (s *remoteKeySet) matchLocked(kid string) []jose.JSONWebKey {

@@ -310,9 +310,14 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 	if v.remote != nil {
 		// Resolve the key first so a JWKS outage surfaces as
 		// ErrKeysUnavailable: go-oidc flattens key-set errors to text.
-		if _, err := v.remote.keys(ctx, hdr.KeyID); err != nil {
+		keys, err := v.remote.keys(ctx, hdr.KeyID)
+		if err != nil {
 			return nil, err
 		}
+		// The signature is checked against these same keys: a background
+		// refresh landing between the two lookups must not make one token
+		// see two key sets.
+		ctx = withResolvedKeys(ctx, hdr.KeyID, keys)
 	}
 
 	tok, err := v.oidc.Verify(ctx, raw)
